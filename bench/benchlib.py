@@ -1,0 +1,172 @@
+"""Helpers shared by the memtree benchmark scripts (quality.py, scale.py).
+
+Nothing here is a benchmark by itself: locating the shared benchmark data and the memtree
+executable, running and timing subprocesses, summarising timings, turning memtree hits into
+the score.py protocol and printing Markdown tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SHARED = REPO.parent / "shared" / "bench"
+DEFAULT_WORK = Path(tempfile.gettempdir()) / "memtree-bench"
+MAX_SPAN = 30  # score.py's default: a chunk-level hit may span at most this many lines
+
+
+def fail(message: str) -> None:
+    """Exit with one clear line on stderr."""
+    sys.exit(f"error: {message}")
+
+
+def check_shared(shared: Path, needed: Iterable[str]) -> Path:
+    """Return SHARED_BENCH resolved, or exit with one line if it or a file in it is missing."""
+    shared = shared.expanduser().resolve()
+    if not shared.is_dir():
+        fail(f"benchmark data directory not found: {shared} (pass SHARED_BENCH, e.g. ../shared/bench)")
+    for name in needed:
+        if not (shared / name).exists():
+            fail(f"benchmark data incomplete: {shared / name} is missing")
+    return shared
+
+
+def memtree_exe() -> str:
+    """The memtree command of the running interpreter's environment (else the one on PATH)."""
+    beside = Path(sys.executable).parent / "memtree"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("memtree")
+    if not found:
+        fail(f"memtree command not found beside {sys.executable} or on PATH (pip install -e {REPO})")
+    return str(found)
+
+
+def import_memtree() -> Any:
+    """The MemTree class, or exit with one line if the package is not importable."""
+    try:
+        from memtree import MemTree
+    except Exception as exc:  # ImportError, or a broken package mid-development
+        fail(f"cannot import memtree ({type(exc).__name__}: {exc}); pip install -e {REPO}")
+    return MemTree
+
+
+def supports_kwarg(func: Any, name: str) -> bool:
+    """Whether callable func accepts keyword argument name (or **kwargs)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def run(cmd: Sequence[str], *, stdin: str | None = None, check: bool = True) -> tuple[float, str]:
+    """Run cmd, return (wall seconds, stdout). Exits with the tail of stderr if it fails and check."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(list(cmd), input=stdin, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if check and proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
+        fail(f"command failed ({proc.returncode}): {' '.join(cmd)}: {tail[0]}")
+    return wall, proc.stdout
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile, q in [0, 100]."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    pos = (len(s) - 1) * q / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def summarize_ms(seconds: Sequence[float]) -> dict[str, float]:
+    """mean / p50 / p95 in milliseconds of a list of durations in seconds."""
+    ms = [1000 * s for s in seconds]
+    if not ms:
+        return {"n": 0, "mean": float("nan"), "p50": float("nan"), "p95": float("nan")}
+    return {
+        "n": len(ms),
+        "mean": statistics.fmean(ms),
+        "p50": percentile(ms, 50),
+        "p95": percentile(ms, 95),
+    }
+
+
+def rel_path(path: Any, root: Path) -> str:
+    """A hit's path as score.py wants it: relative to root, POSIX separators."""
+    p = Path(str(path))
+    if p.is_absolute():
+        with contextlib.suppress(ValueError):
+            p = p.resolve().relative_to(root.resolve())
+    return p.as_posix()
+
+
+def hit_to_dict(hit: Any, root: Path) -> dict:
+    """A memtree Hit as a score.py hit: {"path", "lines": [start, end]}."""
+    out: dict[str, Any] = {"path": rel_path(hit.path, root)}
+    lines = getattr(hit, "lines", None)
+    if lines:
+        out["lines"] = [int(lines[0]), int(lines[1])]
+    return out
+
+
+def first_rank(
+    hits: Sequence[dict], targets: Sequence[dict], max_span: int = MAX_SPAN, chunk: bool = True
+) -> int | None:
+    """1-based rank of the first hit on any target, by score.py's rules.
+
+    Chunk level: same path, overlapping lines, span <= max_span lines. File level: same path.
+    """
+    for rank, hit in enumerate(hits, 1):
+        for t in targets:
+            if hit.get("path") != t["path"]:
+                continue
+            if not chunk:
+                return rank
+            lines = hit.get("lines")
+            if not lines:
+                continue
+            s, e = int(lines[0]), int(lines[1])
+            if e - s + 1 <= max_span and s <= t["lines"][1] and e >= t["lines"][0]:
+                return rank
+    return None
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "—"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub Markdown table; cells are str() of the values."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def progress(message: str) -> None:
+    print(f"[bench] {message}", flush=True)

@@ -1,0 +1,301 @@
+"""Retrieval quality and latency of memtree on the shared real-data benchmarks (KorQuAD, LoCoMo).
+
+For each dataset: materialize the memory tree with SHARED_BENCH/materialize.py, build memtree's
+index with the ``memtree index`` CLI (timed), score the CLI's batch search with SHARED_BENCH/score.py
+(hit@1, hit@5, MRR@10, file@5, empty answers, per category), time warm in-process queries through
+``MemTree.search`` and a cold ``memtree search`` process, and print Markdown tables.
+
+    python bench/quality.py ../shared/bench --work /tmp/memtree-bench --datasets korquad,locomo
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from benchlib import (
+    DEFAULT_SHARED,
+    DEFAULT_WORK,
+    check_shared,
+    fail,
+    first_rank,
+    fmt,
+    hit_to_dict,
+    import_memtree,
+    load_jsonl,
+    md_table,
+    memtree_exe,
+    progress,
+    run,
+    summarize_ms,
+    supports_kwarg,
+)
+
+DATASETS = ("korquad", "locomo")
+SCORE_KEYS = ("hit@1", "hit@5", "mrr@10", "file_hit@5")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "shared",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_SHARED,
+        metavar="SHARED_BENCH",
+        help=f"the shared benchmark folder (default: {DEFAULT_SHARED})",
+    )
+    ap.add_argument(
+        "--work", type=Path, default=DEFAULT_WORK, help=f"scratch folder for trees (default: {DEFAULT_WORK})"
+    )
+    ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated (default: %(default)s)")
+    ap.add_argument("--json-out", type=Path, help="write all figures to this JSON file")
+    ap.add_argument("--cold-runs", type=int, default=5, help="cold CLI searches (default: %(default)s)")
+    args = ap.parse_args(argv)
+    args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    unknown = [d for d in args.datasets if d not in DATASETS]
+    if unknown:
+        ap.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)}")
+    return args
+
+
+def materialize(shared: Path, dataset: str, tree: Path) -> None:
+    progress(f"{dataset}: materializing into {tree}")
+    _, out = run([sys.executable, str(shared / "materialize.py"), str(shared / dataset), str(tree)])
+    if out.strip():
+        progress(out.strip())
+
+
+def build_index(exe: str, tree: Path) -> float:
+    progress(f"memtree index --root {tree}")
+    wall, _ = run([exe, "index", "--root", str(tree)])
+    progress(f"index built in {wall:.2f} s")
+    return wall
+
+
+def run_score(shared: Path, exe: str, tree: Path, json_out: Path) -> dict:
+    """score.py over the CLI's batch mode; prints score.py's own table and returns its JSON."""
+    cmd = f"'{exe}' search --root {{root}} --batch --json -k 10"
+    progress(f"score.py --cmd {cmd!r}")
+    json_out.unlink(missing_ok=True)
+    _, out = run(
+        [sys.executable, str(shared / "score.py"), str(tree), "--cmd", cmd, "--json-out", str(json_out)]
+    )
+    print(out.rstrip(), flush=True)
+    if not json_out.exists():
+        fail(f"score.py wrote no {json_out}")
+    return json.loads(json_out.read_text(encoding="utf-8"))
+
+
+def _timed_pass(mt: Any, queries: list[str], kwargs: dict) -> tuple[list[float], list[Any], int]:
+    """Search each query once; (durations s, results or None, errors)."""
+    times: list[float] = []
+    results: list[Any] = []
+    errors = 0
+    for q in queries:
+        t0 = time.perf_counter()
+        try:
+            res = mt.search(q, **kwargs)
+        except Exception as exc:
+            errors += 1
+            if errors <= 3:
+                progress(f"  search raised {type(exc).__name__}: {exc} (query {q!r})")
+            res = None
+        times.append(time.perf_counter() - t0)
+        results.append(res)
+    return times, results, errors
+
+
+def warm_timing(tree: Path, queries: list[dict]) -> dict:
+    """In-process warm latency of MemTree.search (one warm-up pass, then one timed pass)."""
+    memtree_cls = import_memtree()
+    texts = [q["query"] for q in queries]
+    t0 = time.perf_counter()
+    mt = memtree_cls(tree)
+    open_s = time.perf_counter() - t0
+    has_cache_kw = supports_kwarg(mt.search, "cache")
+    note = ""
+    if has_cache_kw:
+        kwargs: dict = {"k": 10, "cache": False}
+        timed_mt, timed_q = mt, texts
+    else:
+        # no way to bypass the result cache: time a fresh instance on distinct queries only
+        kwargs = {"k": 10}
+        timed_mt, timed_q = memtree_cls(tree), list(dict.fromkeys(texts))
+        timed_mt.search("warm up the index", k=10)
+        note = "search() has no cache= keyword: timed on distinct queries with a fresh instance"
+        progress(note)
+    progress(f"warm-up pass over {len(texts)} queries (in-process, k=10)")
+    t1 = time.perf_counter()
+    _, warm_results, warm_errors = _timed_pass(mt, texts, kwargs)
+    first_pass_s = time.perf_counter() - t1
+    progress(f"timed pass over {len(timed_q)} queries")
+    times, _, errors = _timed_pass(timed_mt, timed_q, kwargs)
+    stats = summarize_ms(times)
+    progress(f"warm: mean {stats['mean']:.2f} ms, p50 {stats['p50']:.2f}, p95 {stats['p95']:.2f}")
+    return {
+        **stats,
+        "open_s": open_s,
+        "warmup_pass_s": first_pass_s,
+        "errors": warm_errors + errors,
+        "note": note,
+        "results": warm_results,
+    }
+
+
+def in_process_scores(tree: Path, queries: list[dict], results: list[Any]) -> dict:
+    """score.py's figures, overall and per category, for the in-process results.
+
+    score.py's own per-category figures are used when its JSON has them; this is the fallback
+    and the cross-check that the CLI batch and the Python API return the same ranking.
+    """
+    spans = {s["id"]: s for s in load_jsonl(tree / "spans.jsonl")}
+    agg: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    rejected = 0
+    for q, res in zip(queries, results, strict=True):
+        hits = [hit_to_dict(h, tree) for h in (res.hits if res is not None else [])]
+        rejected += bool(res is not None and getattr(res, "rejected", None))
+        if not q["answerable"]:
+            for key in ("unanswerable", f"unanswerable: {q.get('category', '?')}"):
+                agg[key]["n"] += 1
+                agg[key]["empty"] += not hits
+            continue
+        targets = [spans[r] for r in q["relevant"] if r in spans]
+        if not targets:
+            continue
+        r_chunk = first_rank(hits[:10], targets)
+        r_file = first_rank(hits[:10], targets, chunk=False)
+        for key in dict.fromkeys(("all", q.get("category", "all"))):
+            a = agg[key]
+            a["n"] += 1
+            a["hit@1"] += r_chunk == 1
+            a["hit@5"] += r_chunk is not None and r_chunk <= 5
+            a["mrr@10"] += 1 / r_chunk if r_chunk else 0
+            a["file_hit@5"] += r_file is not None and r_file <= 5
+            a["empty"] += not hits
+    out: dict[str, Any] = {}
+    for key, a in agg.items():
+        n = a.pop("n")
+        out[key] = {"n": int(n), **{k: round(v / n, 4) for k, v in a.items()}}
+    out["rejected_share"] = rejected / max(1, len(queries))
+    return out
+
+
+def cold_cli(exe: str, tree: Path, queries: list[dict], runs: int) -> dict:
+    """Wall time of whole `memtree search` processes (index already built), distinct queries."""
+    picks = [q["query"] for q in queries if q["answerable"]][:runs] or [queries[0]["query"]]
+    walls = []
+    for i in range(runs):
+        wall, _ = run([exe, "search", "--root", str(tree), picks[i % len(picks)], "--json"])
+        walls.append(wall)
+    best3 = min(walls[:3])
+    med = statistics.median(walls)
+    progress(f"cold CLI search: best of 3 {1000 * best3:.0f} ms, median of {runs} {1000 * med:.0f} ms")
+    return {"best_of_3_ms": 1000 * best3, "median_ms": 1000 * med, "runs_ms": [1000 * w for w in walls]}
+
+
+def evaluate(shared: Path, work: Path, dataset: str, exe: str, cold_runs: int) -> dict:
+    tree = work / f"{dataset}-tree"
+    materialize(shared, dataset, tree)
+    queries = load_jsonl(tree / "queries.jsonl")
+    index_s = build_index(exe, tree)
+    figures = run_score(shared, exe, tree, work / f"{dataset}-score.json")
+    warm = warm_timing(tree, queries)
+    check = in_process_scores(tree, queries, warm.pop("results"))
+    cold = cold_cli(exe, tree, queries, cold_runs)
+    return {
+        "dataset": dataset,
+        "index_s": index_s,
+        "score": figures,
+        "warm": warm,
+        "in_process": check,
+        "cold": cold,
+    }
+
+
+def categories(figures: dict) -> dict[str, dict]:
+    """Per-category entries of a score dict (everything but "all"), unanswerable last."""
+    keys = sorted(k for k, v in figures.items() if isinstance(v, dict) and k != "all")
+    if keys == ["unanswerable"]:
+        return {}
+    return {k: figures[k] for k in sorted(keys, key=lambda k: (k.startswith("unanswerable"), k))}
+
+
+def print_report(r: dict) -> None:
+    s, w, c = r["score"], r["warm"], r["cold"]
+    a = s.get("all", {})
+    headers = [
+        "dataset",
+        "hit@1",
+        "hit@5",
+        "MRR@10",
+        "file@5",
+        "answerable left empty",
+        "unanswerable left empty",
+        "warm ms/query mean",
+        "p50",
+        "p95",
+        "cold CLI ms (best of 3 / median of 5)",
+        "index build s",
+    ]
+    row = [
+        f"{r['dataset']} (n={a.get('n', 0)})",
+        *(fmt(a.get(k)) for k in SCORE_KEYS),
+        fmt(a.get("empty")),
+        fmt(s.get("unanswerable", {}).get("empty")),
+        fmt(w["mean"], 2),
+        fmt(w["p50"], 2),
+        fmt(w["p95"], 2),
+        f"{c['best_of_3_ms']:.0f} / {c['median_ms']:.0f}",
+        fmt(r["index_s"], 2),
+    ]
+    print(f"\n### memtree on {r['dataset']}\n")
+    print(md_table(headers, [row]))
+    cats = categories(s)
+    source = "score.py"
+    if not cats:  # score.py's JSON has no per-category figures: use the in-process ones
+        cats, source = categories(r["in_process"]), "in-process MemTree.search, scored by score.py's rules"
+    rows = [[k, v["n"], *(fmt(v.get(m)) for m in SCORE_KEYS), fmt(v.get("empty"))] for k, v in cats.items()]
+    print(f"\n{r['dataset']} by category ({source}; unanswerable: only the share left empty)\n")
+    print(md_table(["category", "n", "hit@1", "hit@5", "MRR@10", "file@5", "empty"], rows))
+    ip = r["in_process"]
+    ip_all, ip_un = ip.get("all", {}), ip.get("unanswerable", {})
+    print(
+        f"\nbatch CLI {s.get('ms_per_query', float('nan')):.2f} ms/query incl. process start "
+        f"(score.py wall {s.get('wall_s')} s), missing results {s.get('missing_results')}; "
+        f"in-process hit@5 {fmt(ip_all.get('hit@5'))}, unanswerable empty {fmt(ip_un.get('empty'))}, "
+        f"rejected share {ip['rejected_share']:.3f}; MemTree() open {w['open_s'] * 1000:.0f} ms; "
+        f"search errors {w['errors']}"
+    )
+    if w["note"]:
+        print(f"note: {w['note']}")
+    if abs(ip_all.get("hit@5", 0) - a.get("hit@5", 0)) > 0.002:
+        print("note: in-process hit@5 differs from the CLI batch's — the two paths disagree")
+    print(flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    data_files = [f"{d}/{f}" for d in args.datasets for f in ("docs.jsonl", "queries.jsonl")]
+    needed = ["materialize.py", "score.py", *data_files]
+    shared = check_shared(args.shared, needed)
+    exe = memtree_exe()
+    import_memtree()  # fail early, before any long step
+    args.work.mkdir(parents=True, exist_ok=True)
+    results = [evaluate(shared, args.work.resolve(), d, exe, args.cold_runs) for d in args.datasets]
+    print("\n## memtree retrieval quality and latency\n")
+    for r in results:
+        print_report(r)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        progress(f"wrote {args.json_out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""`python -m memtree`."""
+
+from memtree.cli import main
+
+main()

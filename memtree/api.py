@@ -1,0 +1,290 @@
+"""``MemTree``: the facade agents and the CLI use. Every command is one call in here."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import catalog, store, text
+from . import tree as treemod
+from .config import Settings, load_settings
+from .errors import EmptyMemory, MemtreeError, QueryError, RootNotFound
+from .index import Index, Report
+from .search import SearchResult, run
+
+ENV_ROOT = "MEMTREE_ROOT"
+TIER_CHOICES = {
+    "default": ("recall", "bank"),
+    "recall": ("recall",),
+    "bank": ("bank",),
+    "memory": ("memory",),
+    "all": ("recall", "bank", "memory"),
+}
+QUERY_CACHE_SIZE = 512
+
+
+def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """``--root``, else ``$MEMTREE_ROOT``, else the nearest parent holding tree-index.json."""
+    given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
+    if given is not None:
+        root = Path(given).expanduser()
+        if not root.is_dir():
+            source = "--root" if explicit is not None else ENV_ROOT
+            raise RootNotFound(f"memory root {root} ({source}) does not exist or is not a folder")
+        root = root.resolve()
+        if not (root / treemod.TREE_FILE).exists() and not any((root / t).is_dir() for t in store.TIERS):
+            raise RootNotFound(
+                f"{root} is not a memory root: it has no tree-index.json and no "
+                f"bank/, memory/ or recall/ folder (create one with `memtree init {given}`)"
+            )
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / treemod.TREE_FILE).is_file():
+            return folder
+    raise RootNotFound(
+        "no memory root found: pass --root DIR, set MEMTREE_ROOT, or run `memtree init` "
+        f"(no {treemod.TREE_FILE} in {here} or any parent)"
+    )
+
+
+def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
+    """Scaffold an empty memory root; returns it and the paths created (nothing is overwritten)."""
+    root = Path(directory).expanduser().resolve()
+    created: list[str] = []
+    for tier in store.TIERS:
+        if not (root / tier).is_dir():
+            (root / tier).mkdir(parents=True, exist_ok=True)
+            created.append(f"{tier}/")
+    tree_file = root / treemod.TREE_FILE
+    if not tree_file.exists():
+        store.atomic_write(tree_file, treemod.dumps(treemod.Tree()))
+        created.append(treemod.TREE_FILE)
+    gitignore = root / ".gitignore"
+    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
+    if f"{store.STATE_DIR}/" not in lines and store.STATE_DIR not in lines:
+        store.atomic_write(gitignore, ("\n".join([*lines, f"{store.STATE_DIR}/"]) + "\n").encode())
+        created.append(".gitignore")
+    return root, created
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """What ``memtree index`` did to the chunk index and to tree-index.json."""
+
+    report: Report
+    nodes_added: tuple[str, ...]
+    nodes_dropped: tuple[tuple[str, str], ...]
+    chunks: int
+    files: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note fetched by node id or path."""
+
+    path: str
+    node: str | None
+    text: str
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TierStatus:
+    """Counts for one tier."""
+
+    files: int
+    bytes: int
+    nodes: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Status:
+    """A memory root at a glance."""
+
+    root: str
+    tiers: dict[str, TierStatus]
+    oversized: tuple[tuple[str, int], ...]
+    stale: tuple[str, ...]
+    index_version: int
+    nodes: int
+    warnings: tuple[str, ...] = field(default=())
+
+
+class MemTree:
+    """A memory root: search it, fetch notes, keep its index and tree in step."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        settings: Settings | None = None,
+        refresh_interval: float | None = None,
+    ) -> None:
+        self.root = find_root(root)
+        self.settings = settings or load_settings(self.root)
+        self.refresh_interval = (
+            self.settings.search.refresh_interval_s if refresh_interval is None else refresh_interval
+        )
+        self._index = Index(self.root)
+        self._tree: treemod.Tree | None = None
+        self._tree_stamp: tuple[int, int] | None = None
+        self._keywords: treemod.KeywordIndex | None = None
+        self._checked = float("-inf")
+        self._warnings: list[str] = []
+        from cachetools import TTLCache
+
+        self._cache: TTLCache[tuple[object, ...], SearchResult] = TTLCache(
+            QUERY_CACHE_SIZE, self.settings.search.cache_ttl_s
+        )
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def tree(self) -> treemod.Tree:
+        """The validated tree (re-read when tree-index.json changes on disk)."""
+        path = self.root / treemod.TREE_FILE
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = (0, 0)
+        if self._tree is None or stamp != self._tree_stamp:
+            self._tree = treemod.load(self.root)
+            self._tree_stamp = stamp
+            self._keywords = None
+        return self._tree
+
+    def refresh(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
+        """Re-index notes changed on disk since the last call (all of them with ``force``)."""
+        report = self._index.refresh(force=force, progress=progress)
+        self._warnings = report.warnings + self._index.warnings
+        self._checked = time.monotonic()
+        return report
+
+    def _fresh(self) -> None:
+        if time.monotonic() - self._checked >= self.refresh_interval or not self._index.segments:
+            self.refresh()
+
+    # --- commands ------------------------------------------------------------------------
+
+    def index(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> IndexResult:
+        """Refresh the chunk index, then add nodes for new bank notes and drop nodes of gone ones."""
+        t0 = time.perf_counter()
+        report = self.refresh(force=force, progress=progress)
+        current = treemod.load(self.root, check_files=False)
+        bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
+        change = catalog.update(self.root, current, bank, [s for _, s in self._index.segment_list()])
+        if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():
+            store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(change.tree))
+        self._tree = None
+        return IndexResult(
+            report, change.added, change.dropped, self._index.n_chunks, len(self._index.files), time.perf_counter() - t0
+        )
+
+    def search(
+        self, query: str, k: int | None = None, tier: str = "default", budget: int | None = None, cache: bool = True
+    ) -> SearchResult:
+        """Search the memory; returns hits best first, or none with the reason (``rejected``)."""
+        if tier not in TIER_CHOICES:
+            raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
+        k = self.settings.search.max_results if k is None else k
+        if k < 1:
+            raise QueryError("k must be at least 1")
+        if budget is not None and budget < 1:
+            raise QueryError("the token budget must be at least 1")
+        if not query.strip():
+            raise QueryError("the query is empty")
+        qterms = text.query_terms(query)
+        if not qterms:
+            raise QueryError(
+                f"the query {query!r} has no searchable term (only punctuation or "
+                f"question words such as 뭐/what); add a content word"
+            )
+        tree = self.tree
+        self._fresh()
+        tiers = TIER_CHOICES[tier]
+        if not any(e.tier in tiers for e in self._index.files.values()):
+            raise EmptyMemory(
+                f"{self.root} has no notes in {', '.join(t + '/' for t in tiers)}"
+                + ("" if tier == "all" else " (try --tier all)")
+            )
+        key = (query, k, tier, budget, self._index.version, self._tree_stamp)
+        if cache and key in self._cache:
+            return self._cache[key]
+        if self._keywords is None:
+            self._keywords = treemod.KeywordIndex(tree)
+        lines_cache: dict[str, list[str]] = {}
+
+        def read_lines(path: str) -> list[str]:
+            if path not in lines_cache:
+                try:
+                    lines_cache[path] = store.read_note(self.root / path).split("\n")
+                except (OSError, UnicodeDecodeError):
+                    lines_cache[path] = []
+            return lines_cache[path]
+
+        result = run(
+            self._index, tree, self._keywords, query, qterms, k, tiers, self.settings.search, read_lines, budget
+        )
+        if self._warnings:
+            from dataclasses import replace
+
+            result = replace(result, warnings=tuple(self._warnings))
+        if cache:
+            self._cache[key] = result
+        return result
+
+    def get(self, ref: str) -> Note:
+        """A note by node id or root-relative path."""
+        tree = self.tree
+        node = tree.by_id.get(ref.strip("/"))
+        path = node.path if node else ref
+        if node is not None and node.path is None:
+            children = ", ".join(node.children) or "none"
+            raise QueryError(f"node '{node.id}' is a category with no file; its children: {children}")
+        treemod.check_path(path, "get")
+        full = (self.root / path).resolve()
+        if not full.is_relative_to(self.root) or not full.is_file():
+            raise QueryError(f"no node or note named {ref!r} in {self.root}")
+        node = node or tree.by_path.get(path)
+        try:
+            body = store.read_note(full)
+        except UnicodeDecodeError:
+            raise MemtreeError(f"{path}: not UTF-8 text") from None
+        return Note(path, node.id if node else None, body, node.keywords if node else ())
+
+    def status(self) -> Status:
+        """Files, bytes, nodes and chunks per tier; notes over the split limit; stale index."""
+        disk, warnings = store.walk(self.root)
+        stale = (
+            tuple(
+                sorted(
+                    f.path
+                    for f in disk
+                    if f.path not in self._index.files
+                    or (self._index.files[f.path].mtime_ns, self._index.files[f.path].size) != (f.mtime_ns, f.size)
+                )
+            )
+            if self._index.load() or self._index.segments
+            else tuple(f.path for f in disk)
+        )
+        stale += tuple(sorted(p for p in self._index.files if p not in {f.path for f in disk}))
+        tree = treemod.load(self.root, check_files=False)
+        tiers = {}
+        for tier in store.TIERS:
+            files = [f for f in disk if f.tier == tier]
+            tiers[tier] = TierStatus(
+                len(files),
+                sum(f.size for f in files),
+                sum(1 for n in tree.nodes if n.path and n.path.startswith(tier + "/")),
+                sum(self._index.files[f.path].chunks for f in files if f.path in self._index.files),
+            )
+        limit = self.settings.split.max_bytes
+        oversized = tuple((f.path, f.size) for f in disk if f.tier == "bank" and f.size > limit)
+        return Status(str(self.root), tiers, oversized, stale, self._index.version, len(tree.nodes), tuple(warnings))

@@ -1,0 +1,165 @@
+"""Inverted index segments and BM25 scoring with exact/partial term matching (pure, no I/O).
+
+A segment keeps its distinct index terms sorted, so that every term related to a query term
+by prefix is one contiguous range of term ids, and its postings in CSR form (``offsets``,
+``post_doc``, ``post_tf``). Scoring treats a query term's related terms as one *soft* term:
+
+    tf'(q, d) = Σ tf(t, d) · m(q, t)      m = 1.0 exact, ``partial`` (0.7) prefix-related
+    df(q)     = |{d : tf'(q, d) > 0}|     (live chunks of every segment)
+    idf(q)    = ln((N − df + 0.5) / (df + 0.5) + 1)
+    bm25(d)   = Σ_q idf(q) · tf'·(k1 + 1) / (tf' + k1·(1 − b + b·|d| / avgdl))
+
+On an exact-token corpus (no related terms) this is textbook BM25 with the design's IDF.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from . import text
+
+_TOP = "\U0010ffff"
+
+
+@dataclass
+class Segment:
+    """One immutable index segment: sorted terms, CSR postings and per-chunk columns."""
+
+    terms: list[str]
+    offsets: Sequence[int]  # len(terms) + 1
+    post_doc: Sequence[int]
+    post_tf: Sequence[int]
+    doc_len: Sequence[int]
+    doc_file: Sequence[int]  # index into files
+    doc_start: Sequence[int]
+    doc_end: Sequence[int]
+    files: list[str]
+    dead_files: frozenset[int] = frozenset()
+    live: bytearray = field(init=False, repr=False)
+    n_live: int = field(init=False)
+    live_len: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.set_dead(self.dead_files)
+
+    def set_dead(self, dead_files: frozenset[int]) -> None:
+        """Mark every chunk of the given files dead (their newer version lives elsewhere)."""
+        self.dead_files = dead_files
+        self.live = bytearray(1 if f not in dead_files else 0 for f in self.doc_file)
+        self.n_live = sum(self.live)
+        self.live_len = sum(n for n, alive in zip(self.doc_len, self.live) if alive)
+
+    def file_id(self, path: str) -> int | None:
+        """Index of ``path`` in this segment's files, or None."""
+        ids = self.__dict__.get("_file_ids")
+        if ids is None:
+            ids = self.__dict__["_file_ids"] = {p: i for i, p in enumerate(self.files)}
+        return ids.get(path)
+
+    def first_doc(self, file_id: int) -> int | None:
+        """The first chunk of a file (chunks are laid out file by file)."""
+        d = bisect.bisect_left(self.doc_file, file_id)
+        return d if d < len(self.doc_file) and self.doc_file[d] == file_id else None
+
+    def expand(self, q: str, partial: float) -> list[tuple[int, int, float]]:
+        """Term-id ranges ``(lo, hi, weight)`` related to query term ``q`` in this segment."""
+        terms = self.terms
+        lo = bisect.bisect_left(terms, q)
+        exact = lo < len(terms) and terms[lo] == q
+        ranges: list[tuple[int, int, float]] = []
+        if exact:
+            ranges.append((lo, lo + 1, text.EXACT))
+        if not text.is_cjk(q):
+            return ranges
+        if len(q) >= text.MIN_STEM:
+            hi = bisect.bisect_left(terms, q + _TOP, lo)
+            start = lo + 1 if exact else lo
+            if hi > start:
+                ranges.append((start, hi, partial))
+            for size in range(text.MIN_STEM, len(q)):
+                i = bisect.bisect_left(terms, q[:size])
+                if i < len(terms) and terms[i] == q[:size]:
+                    ranges.append((i, i + 1, partial))
+        else:
+            for particle in text.ONE_SYLLABLE_PARTICLES:
+                i = bisect.bisect_left(terms, q + particle, lo)
+                if i < len(terms) and terms[i] == q + particle:
+                    ranges.append((i, i + 1, partial))
+        return ranges
+
+    def soft_tf(self, ranges: list[tuple[int, int, float]]) -> tuple[dict[int, float], set[int]]:
+        """Soft term frequency per live chunk for one query term, and the chunks matching exactly."""
+        acc: dict[int, float] = {}
+        exact: set[int] = set()
+        offsets, post_doc, post_tf, live = self.offsets, self.post_doc, self.post_tf, self.live
+        check = self.n_live != len(self.doc_len)
+        for lo, hi, w in ranges:
+            s, e = offsets[lo], offsets[hi]
+            docs = post_doc[s:e]
+            get = acc.get
+            if w == text.EXACT:
+                exact.update(docs)
+            for d, tf in zip(docs, post_tf[s:e]):
+                acc[d] = get(d, 0.0) + w * tf
+        if check:
+            acc = {d: v for d, v in acc.items() if live[d]}
+            exact = {d for d in exact if live[d]}
+        return acc, exact
+
+
+def idf(n_docs: int, df: int) -> float:
+    """The design's IDF: ln((N − df + 0.5)/(df + 0.5) + 1), always positive."""
+    return math.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """A query term across all segments: document frequency and IDF."""
+
+    term: str
+    df: int
+    idf: float
+
+
+@dataclass
+class Scored:
+    """BM25 scores per (segment, chunk), the per-term statistics, and match strengths."""
+
+    scores: dict[tuple[int, int], float]
+    stats: list[TermStats]
+    strength: list[dict[tuple[int, int], float]]  # per query term: chunk → 1.0 / partial
+
+
+def score(
+    segments: Sequence[Segment], qterms: Sequence[str], partial: float = text.PARTIAL, k1: float = 1.2, b: float = 0.75
+) -> Scored:
+    """BM25 over all live chunks of all segments for the given query terms."""
+    n_docs = sum(s.n_live for s in segments)
+    total_len = sum(s.live_len for s in segments)
+    avgdl = total_len / n_docs if n_docs else 1.0
+    per_term: list[list[tuple[dict[int, float], set[int]]]] = []
+    stats: list[TermStats] = []
+    for q in qterms:
+        hits = [seg.soft_tf(seg.expand(q, partial)) for seg in segments]
+        df = sum(len(acc) for acc, _ in hits)
+        per_term.append(hits)
+        stats.append(TermStats(q, df, idf(n_docs, df)))
+    scores: dict[tuple[int, int], float] = {}
+    strength: list[dict[tuple[int, int], float]] = []
+    for st, hits in zip(stats, per_term):
+        strong: dict[tuple[int, int], float] = {}
+        w_idf = st.idf
+        for si, (acc, exact) in enumerate(hits):
+            doc_len = segments[si].doc_len
+            norm = k1 * (1.0 - b)
+            slope = k1 * b / avgdl if avgdl else 0.0
+            for d, tf in acc.items():
+                key = (si, d)
+                val = w_idf * tf * (k1 + 1.0) / (tf + norm + slope * doc_len[d])
+                scores[key] = scores.get(key, 0.0) + val
+                strong[key] = text.EXACT if d in exact else partial
+        strength.append(strong)
+    return Scored(scores, stats, strength)

@@ -1,0 +1,226 @@
+"""Markdown → chunks with 1-based line ranges; YAML frontmatter parsed, not indexed.
+
+A chunk is a paragraph, a list item (with its continuation lines and nested items), a table, a
+fenced code block kept whole, or a small heading section taken as one piece. A heading line
+joins the chunk that follows it. No chunk holds more than ``CHUNK_MAX_CHARS`` characters: a
+longer block is cut at line boundaries and, inside one huge line, at whitespace, so one giant
+paragraph cannot stall indexing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CHUNK_MAX_CHARS = 4000
+"""Hard cap on one chunk; why: a 21K-character chunk is what stalls other tools' indexers."""
+SECTION_MAX_CHARS = 700
+"""A heading section up to this size is kept whole: small sections read best as one hit."""
+
+_HEADING = re.compile(r"^(#{1,6})\s+\S")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+")
+_TABLE_ROW = re.compile(r"^\s*\|")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a note: its 1-based inclusive line range and its text."""
+
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed note: frontmatter metadata, its headings and its chunks."""
+
+    meta: dict[str, Any]
+    headings: tuple[str, ...]
+    chunks: tuple[Chunk, ...]
+    meta_error: str | None = None
+    body_start: int = 1
+    lines: tuple[str, ...] = field(default=(), repr=False)
+
+
+def split_frontmatter(lines: list[str]) -> tuple[dict[str, Any], int, str | None]:
+    """YAML frontmatter of a note → (metadata, first body line index, error or None)."""
+    if not lines or lines[0].strip() != "---":
+        return {}, 0, None
+    for i in range(1, min(len(lines), 500)):
+        if lines[i].strip() in ("---", "..."):
+            block = "\n".join(lines[1:i])
+            try:
+                import yaml  # lazy: only notes with frontmatter pay for it
+
+                meta = yaml.safe_load(block) if block.strip() else {}
+            except Exception as exc:  # yaml raises many types; any of them means "unreadable"
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                return {}, i + 1, f"frontmatter is not valid YAML ({first})"
+            if meta is None:
+                meta = {}
+            if not isinstance(meta, dict):
+                return {}, i + 1, "frontmatter is not a mapping"
+            return meta, i + 1, None
+    return {}, 0, None
+
+
+def parse(text: str) -> Document:
+    """Parse a note into frontmatter, headings and chunks."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    meta, body, error = split_frontmatter(lines)
+    blocks = _blocks(lines, body)
+    headings = tuple(lines[s].strip().lstrip("#").strip() for s, _, kind in blocks if kind == "heading")
+    chunks = _assemble(lines, blocks)
+    return Document(meta, headings, tuple(chunks), error, body + 1, tuple(lines))
+
+
+def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
+    """Split body lines into blocks (0-based inclusive ranges) of kind heading/para/item/code/table."""
+    out: list[tuple[int, int, str]] = []
+    i, n = start, len(lines)
+    while i < n:
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        fence = _FENCE.match(line)
+        if fence:
+            marker = fence.group(1)
+            j = i + 1
+            while j < n and not lines[j].strip().startswith(marker[:3]):
+                j += 1
+            end = min(j, n - 1)
+            out.append((i, end, "code"))
+            i = end + 1
+            continue
+        if _HEADING.match(line):
+            out.append((i, i, "heading"))
+            i += 1
+            continue
+        if _TABLE_ROW.match(line):
+            j = i
+            while j + 1 < n and _TABLE_ROW.match(lines[j + 1]):
+                j += 1
+            out.append((i, j, "table"))
+            i = j + 1
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            indent = len(item.group(1))
+            j = i
+            while j + 1 < n:
+                nxt = lines[j + 1]
+                if not nxt.strip():
+                    # a blank line continues the item only if indented content follows
+                    k = j + 1
+                    while k < n and not lines[k].strip():
+                        k += 1
+                    if k < n and _indent(lines[k]) > indent and not _HEADING.match(lines[k]):
+                        j = k
+                        continue
+                    break
+                nested = _LIST_ITEM.match(nxt)
+                if nested and len(nested.group(1)) <= indent:
+                    break
+                if _HEADING.match(nxt) or (_FENCE.match(nxt) and _indent(nxt) <= indent):
+                    break
+                if not nested and _indent(nxt) <= indent and (_TABLE_ROW.match(nxt)):
+                    break
+                j += 1
+            out.append((i, j, "item"))
+            i = j + 1
+            continue
+        j = i
+        while j + 1 < n:
+            nxt = lines[j + 1]
+            if (
+                not nxt.strip()
+                or _HEADING.match(nxt)
+                or _FENCE.match(nxt)
+                or _LIST_ITEM.match(nxt)
+                or _TABLE_ROW.match(nxt)
+            ):
+                break
+            j += 1
+        out.append((i, j, "para"))
+        i = j + 1
+    return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _assemble(lines: list[str], blocks: list[tuple[int, int, str]]) -> list[Chunk]:
+    """Group blocks into chunks: small sections whole, headings joined to the next block."""
+    chunks: list[Chunk] = []
+    i, n = 0, len(blocks)
+    while i < n:
+        s, e, kind = blocks[i]
+        if kind == "heading":
+            level = len(_HEADING.match(lines[s]).group(1))  # type: ignore[union-attr]
+            j = i + 1
+            while j < n and not (
+                blocks[j][2] == "heading" and len(_HEADING.match(lines[blocks[j][0]]).group(1)) <= level
+            ):  # type: ignore[union-attr]
+                j += 1
+            section_end = blocks[j - 1][1]
+            if j > i + 1 and _size(lines, s, section_end) <= SECTION_MAX_CHARS:
+                chunks += _capped(lines, s, section_end)
+                i = j
+                continue
+            if i + 1 < n and blocks[i + 1][2] != "heading":
+                chunks += _capped(lines, s, blocks[i + 1][1])
+                i += 2
+                continue
+            chunks += _capped(lines, s, e)
+            i += 1
+            continue
+        chunks += _capped(lines, s, e)
+        i += 1
+    return chunks
+
+
+def _size(lines: list[str], s: int, e: int) -> int:
+    return sum(len(lines[k]) + 1 for k in range(s, e + 1))
+
+
+def _capped(lines: list[str], s: int, e: int) -> list[Chunk]:
+    """One chunk for lines s..e (0-based), or several when over CHUNK_MAX_CHARS."""
+    if _size(lines, s, e) <= CHUNK_MAX_CHARS:
+        return [Chunk(s + 1, e + 1, "\n".join(lines[s : e + 1]))]
+    out: list[Chunk] = []
+    start, size = s, 0
+    for k in range(s, e + 1):
+        length = len(lines[k]) + 1
+        if length > CHUNK_MAX_CHARS:
+            if k > start:
+                out.append(Chunk(start + 1, k, "\n".join(lines[start:k])))
+            out += [Chunk(k + 1, k + 1, piece) for piece in _cut_line(lines[k])]
+            start, size = k + 1, 0
+            continue
+        if size + length > CHUNK_MAX_CHARS and k > start:
+            out.append(Chunk(start + 1, k, "\n".join(lines[start:k])))
+            start, size = k, 0
+        size += length
+    if start <= e:
+        out.append(Chunk(start + 1, e + 1, "\n".join(lines[start : e + 1])))
+    return out
+
+
+def _cut_line(line: str) -> list[str]:
+    """Cut one huge line into pieces of at most CHUNK_MAX_CHARS, at whitespace when possible."""
+    pieces = []
+    while len(line) > CHUNK_MAX_CHARS:
+        cut = line.rfind(" ", CHUNK_MAX_CHARS // 2, CHUNK_MAX_CHARS)
+        cut = cut if cut > 0 else CHUNK_MAX_CHARS
+        pieces.append(line[:cut])
+        line = line[cut:]
+    if line.strip():
+        pieces.append(line)
+    return pieces

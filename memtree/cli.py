@@ -1,0 +1,307 @@
+"""The ``memtree`` command: parse options → one library call → render (rich, or JSON with --json).
+
+Exit codes: 0 ok, 1 nothing found (a rejected search), 2 usage or data error.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import typer
+
+from .errors import MemtreeError
+
+app = typer.Typer(
+    name="memtree",
+    help="Local, file-based long-term memory for AI agents: Markdown notes, a routing tree and "
+    "Korean-aware hybrid search.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+RootOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--root",
+        help="Memory root (default: $MEMTREE_ROOT, else the nearest parent with tree-index.json).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    sys.stderr.write(f"memtree: {message}\n")
+    return typer.Exit(code)
+
+
+def _errors(fn: F) -> F:
+    """Turn MemtreeError (and interrupts) into one line on stderr and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemtreeError as exc:
+            raise _fail(f"error: {exc}") from None
+        except KeyboardInterrupt:
+            raise _fail("interrupted", 130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _dump(obj: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+
+
+def _warn(warnings: Any) -> None:
+    for w in warnings:
+        sys.stderr.write(f"memtree: warning: {w}\n")
+
+
+def _open(root: Path | None) -> Any:
+    from .api import MemTree
+
+    return MemTree(root)
+
+
+@app.command()
+@_errors
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder to scaffold.")] = Path("."), json: JsonOption = False
+) -> None:
+    """Create an empty memory root: bank/, memory/, recall/, tree-index.json, .gitignore entry."""
+    from .api import init as do_init
+
+    root, created = do_init(directory)
+    if json:
+        _dump({"root": str(root), "created": created})
+    else:
+        print(f"memory root {root}: " + (f"created {', '.join(created)}" if created else "already set up"))
+
+
+@app.command()
+@_errors
+def index(
+    root: RootOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild everything, not only changed notes.")] = False,
+    json: JsonOption = False,
+) -> None:
+    """Index notes (changed ones only) and add tree nodes for new bank notes; drop nodes of gone notes."""
+    mt = _open(root)
+    progress, done = _progress_bar(enabled=not json)
+    try:
+        result = mt.index(force=force, progress=progress)
+    finally:
+        done()
+    _warn(result.report.warnings)
+    rep = result.report
+    if json:
+        _dump(
+            {
+                "files": result.files,
+                "chunks": result.chunks,
+                "added": rep.added,
+                "changed": rep.changed,
+                "removed": rep.removed,
+                "rebuilt": rep.rebuilt,
+                "nodes_added": list(result.nodes_added),
+                "nodes_dropped": [{"id": i, "path": p} for i, p in result.nodes_dropped],
+                "seconds": round(result.seconds, 3),
+                "warnings": rep.warnings,
+            }
+        )
+        return
+    print(
+        f"indexed {result.files} notes, {result.chunks} chunks in {result.seconds:.2f} s "
+        f"({len(rep.added)} added, {len(rep.changed)} changed, {len(rep.removed)} removed)"
+    )
+    if result.nodes_added:
+        print(
+            f"tree-index.json: added {len(result.nodes_added)} node(s): {', '.join(result.nodes_added[:10])}"
+            + (" …" if len(result.nodes_added) > 10 else "")
+        )
+    for node_id, path in result.nodes_dropped:
+        print(f"tree-index.json: dropped node '{node_id}' ({path} no longer exists)")
+
+
+def _progress_bar(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A rich progress bar that appears only for long work on a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        return None, lambda: None
+    state: dict[str, Any] = {}
+
+    def progress(i: int, n: int) -> None:
+        if n < 200:
+            return
+        if "bar" not in state:
+            from rich.progress import Progress
+
+            state["bar"] = Progress(transient=True)
+            state["bar"].start()
+            state["task"] = state["bar"].add_task("indexing notes", total=n)
+        state["bar"].update(state["task"], completed=i)
+
+    def done() -> None:
+        if "bar" in state:
+            state["bar"].stop()
+
+    return progress, done
+
+
+@app.command()
+@_errors
+def search(
+    query: Annotated[str | None, typer.Argument(help="What to look for (Korean, English or mixed).")] = None,
+    root: RootOption = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", "--k", help="Number of hits (default 5, search.max_results).", show_default=False),
+    ] = None,
+    tier: Annotated[
+        str, typer.Option("--tier", help="default (recall+bank), recall, bank, memory or all.")
+    ] = "default",
+    json: JsonOption = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show the arithmetic of every hit.")] = False,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget", help="Include chunk text up to this many tokens (CJK-aware estimate).", show_default=False
+        ),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help='Read {"id","query"} JSON lines on stdin, write {"id","hits"} lines (the bench/score.py protocol).',
+        ),
+    ] = False,
+) -> None:
+    """Search memory: tree routing (0.4) + Korean-aware BM25 (0.6); exit 1 when nothing matches confidently."""
+    mt = _open(root)
+    if batch:
+        _batch(mt, k, tier, budget)
+        return
+    if not query:
+        raise _fail("error: give a QUERY, or --batch to read queries from stdin")
+    result = mt.search(query, k=k, tier=tier, budget=budget)
+    _warn(result.warnings)
+    if json:
+        _dump(_result_json(result, with_text=True))
+    else:
+        from .render import print_hits
+
+        print_hits(result, explain=explain, show_text=budget is not None)
+    if result.rejected:
+        if not json:
+            sys.stderr.write(f"memtree: {result.rejected}\n")
+        raise typer.Exit(1)
+
+
+def _result_json(result: Any, with_text: bool) -> dict[str, Any]:
+    hits = []
+    for h in result.hits:
+        item = {
+            "node": h.node,
+            "path": h.path,
+            "lines": list(h.lines),
+            "score": h.score,
+            "tier": h.tier,
+            "signals": h.signals,
+            "matched": list(h.matched),
+        }
+        if with_text:
+            item["text"] = h.text
+            item["truncated"] = h.truncated
+        hits.append(item)
+    return {
+        "query": result.query,
+        "terms": list(result.terms),
+        "hits": hits,
+        "rejected": result.rejected,
+        "warnings": list(result.warnings),
+        "term_stats": [{"term": s.term, "df": s.df, "idf": round(s.idf, 4)} for s in result.term_stats],
+    }
+
+
+def _batch(mt: Any, k: int | None, tier: str, budget: int | None) -> None:
+    out = sys.stdout.buffer
+    warned = False
+    for n, line in enumerate(sys.stdin.buffer, 1):
+        if not line.strip():
+            continue
+        try:
+            item = orjson.loads(line)
+            qid, query = item["id"], item["query"]
+            if not isinstance(query, str):
+                raise TypeError("query must be a string")
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            out.write(orjson.dumps({"id": None, "line": n, "error": f"bad input line: {exc}", "hits": []}) + b"\n")
+            continue
+        try:
+            result = mt.search(query, k=k, tier=tier, budget=budget)
+        except MemtreeError as exc:
+            out.write(orjson.dumps({"id": qid, "hits": [], "error": str(exc)}) + b"\n")
+            continue
+        if result.warnings and not warned:
+            _warn(result.warnings)
+            warned = True
+        payload = _result_json(result, with_text=budget is not None)
+        payload["id"] = qid
+        out.write(orjson.dumps(payload) + b"\n")
+    out.flush()
+
+
+@app.command()
+@_errors
+def get(
+    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md).")],
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Print one note by node id or path."""
+    note = _open(root).get(ref)
+    if json:
+        _dump({"path": note.path, "node": note.node, "keywords": list(note.keywords), "text": note.text})
+    else:
+        sys.stdout.write(note.text if note.text.endswith("\n") else note.text + "\n")
+
+
+@app.command()
+@_errors
+def status(root: RootOption = None, json: JsonOption = False) -> None:
+    """Files, bytes, nodes and chunks per tier; notes over the size limit; index freshness."""
+    mt = _open(root)
+    st = mt.status()
+    _warn(st.warnings)
+    if json:
+        _dump(
+            {
+                "root": st.root,
+                "tiers": {t: vars(s) for t, s in st.tiers.items()},
+                "nodes": st.nodes,
+                "oversized": [{"path": p, "bytes": b} for p, b in st.oversized],
+                "index": {"version": st.index_version, "fresh": not st.stale, "stale": list(st.stale)},
+                "max_bytes": mt.settings.split.max_bytes,
+            }
+        )
+        return
+    from .render import print_status
+
+    print_status(st, mt.settings.split.max_bytes)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""memtree.yaml → a frozen settings object; every default lives here, once (DESIGN §8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "memtree.yaml"
+
+TREE_WEIGHT = 0.4
+BM25_WEIGHT = 0.6
+PARTIAL_MATCH = 0.7
+MAX_RESULTS = 5
+TOKEN_BUDGET = 2000
+CACHE_TTL_S = 1800
+KEYWORD_WEIGHT = 0.6
+SEMANTIC_WEIGHT = 0.4
+REJECT_THRESHOLD = 0.30
+"""Minimum query coverage of the best hit; calibrated on the dev sets' unanswerable questions
+(README, "Rejection"): below it memtree answers "no confident match" instead of guessing."""
+RECENCY_BOOST = 1.2
+SCOPE_BOOST = 1.3
+REFRESH_INTERVAL_S = 1.0
+"""A long-lived MemTree re-checks files on disk at most this often; every CLI call checks."""
+SPLIT_MAX_BYTES = 10_240
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """search.* keys."""
+
+    tree_weight: float = TREE_WEIGHT
+    bm25_weight: float = BM25_WEIGHT
+    partial_match: float = PARTIAL_MATCH
+    max_results: int = MAX_RESULTS
+    token_budget: int = TOKEN_BUDGET
+    cache_ttl_s: float = CACHE_TTL_S
+    keyword_weight: float = KEYWORD_WEIGHT
+    semantic_weight: float = SEMANTIC_WEIGHT
+    reject_threshold: float = REJECT_THRESHOLD
+    recency_boost: float = RECENCY_BOOST
+    scope_boost: float = SCOPE_BOOST
+    refresh_interval_s: float = REFRESH_INTERVAL_S
+    k1: float = BM25_K1
+    b: float = BM25_B
+
+
+@dataclass(frozen=True)
+class SplitSettings:
+    """split.* keys."""
+
+    max_bytes: int = SPLIT_MAX_BYTES
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All of memtree.yaml, with defaults for every key."""
+
+    search: SearchSettings = field(default_factory=SearchSettings)
+    split: SplitSettings = field(default_factory=SplitSettings)
+
+
+_SECTIONS = {"search": SearchSettings, "split": SplitSettings}
+
+
+def load_settings(root: Path) -> Settings:
+    """Read <root>/memtree.yaml if present; unknown sections are kept for later features."""
+    path = root / CONFIG_FILE
+    if not path.is_file():
+        return Settings()
+    try:
+        import yaml
+
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except Exception as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: invalid YAML{where}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections (search:, split:, ...)")
+    return parse_settings(data, str(path))
+
+
+def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
+    """Build Settings from a parsed mapping, checking each known key's type."""
+    settings = Settings()
+    for section, cls in _SECTIONS.items():
+        values = data.get(section)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: '{section}' must be a mapping")
+        known = {f.name: f for f in fields(cls)}
+        current = getattr(settings, section)
+        changes: dict[str, Any] = {}
+        for key, value in values.items():
+            if key not in known:
+                continue  # keys of features this version does not have yet are ignored
+            default = getattr(current, key)
+            if isinstance(default, bool) or not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise ConfigError(f"{source}: {section}.{key} must be a number, got {value!r}")
+            if value < 0:
+                raise ConfigError(f"{source}: {section}.{key} must not be negative")
+            changes[key] = type(default)(value)
+        settings = replace(settings, **{section: replace(current, **changes)})
+    return settings

@@ -1,0 +1,39 @@
+"""memtree's exceptions: one root, a few meaningful children.
+
+    MemtreeError                 anything memtree reports to a user (CLI: one line, exit 2)
+     ├── RootNotFound            no memory root: no --root, MEMTREE_ROOT or tree-index.json above
+     ├── ConfigError             memtree.yaml unreadable or a setting of the wrong type
+     ├── TreeError               tree-index.json: bad JSON (line, column), schema, unknown parent,
+     │                           duplicate id, cycle, path outside the root, missing file
+     ├── QueryError              a query with no searchable term, or options that make no sense
+     └── EmptyMemory             the root has no notes to search
+
+Problems that do not stop a command — a non-UTF-8 file, a symlink loop — are returned as
+warnings naming the file, never raised.
+"""
+
+from __future__ import annotations
+
+
+class MemtreeError(Exception):
+    """Base of every error memtree reports to a user."""
+
+
+class RootNotFound(MemtreeError):
+    """No memory root could be found or the given one does not exist."""
+
+
+class ConfigError(MemtreeError):
+    """memtree.yaml is unreadable or holds a value of the wrong type."""
+
+
+class TreeError(MemtreeError):
+    """tree-index.json is invalid; the message names the node or the line and column."""
+
+
+class QueryError(MemtreeError):
+    """The query cannot be searched (no searchable term) or the options are inconsistent."""
+
+
+class EmptyMemory(MemtreeError):
+    """The memory root holds no notes in the tiers searched."""

@@ -1,0 +1,363 @@
+"""The persisted chunk index in ``.memtree/index``: build, load, and refresh file by file.
+
+Layout: ``manifest.json`` names the live segments and records every note's mtime, size and
+content hash; each ``seg-N/`` folder holds one immutable segment (``terms.txt`` and raw native
+arrays). A full build writes one *base* segment. A refresh re-reads only notes whose mtime or
+size changed (and whose content hash really differs), rebuilds a small *delta* segment from
+every note changed since the base, and marks those notes' old chunks in the base dead — so an
+edit made in any editor is searchable on the next call while the base stays untouched. When
+the delta grows past a fifth of the memory, the next refresh rebuilds the base instead.
+
+Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot be written
+(a read-only checkout), the index lives in memory for the process and a warning says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sys
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from . import chunks as chunking
+from . import store, text
+from .bm25 import Segment
+
+INDEX_FORMAT = 2
+INDEX_DIR = "index"
+MANIFEST = "manifest.json"
+DELTA_REBUILD_SHARE = 0.2
+"""A delta holding more than this share of all bytes triggers a full rebuild."""
+MAX_TF = 65_535
+_ARRAYS = {
+    "offsets": "q",
+    "post_doc": "i",
+    "post_tf": "H",
+    "doc_len": "i",
+    "doc_file": "i",
+    "doc_start": "i",
+    "doc_end": "i",
+}
+
+
+@dataclass
+class FileEntry:
+    """A note known to the index."""
+
+    tier: str
+    mtime_ns: int
+    size: int
+    hash: str
+    segment: str
+    chunks: int
+
+
+@dataclass
+class Report:
+    """What a refresh did: files added, changed and removed, skipped notes, and timings."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    rebuilt: bool = False
+
+    @property
+    def touched(self) -> bool:
+        """True when the searchable content changed."""
+        return bool(self.added or self.changed or self.removed or self.rebuilt)
+
+
+def content_hash(data: bytes) -> str:
+    """A short, stable content hash (blake2b, 16 bytes)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass
+class _Parsed:
+    path: str
+    tier: str
+    mtime_ns: int
+    size: int
+    hash: str
+    chunks: list[tuple[int, int, list[str]]]  # (start, end, terms)
+
+
+class Index:
+    """All segments of one memory root, kept in step with the notes on disk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir = root / store.STATE_DIR / INDEX_DIR
+        self.files: dict[str, FileEntry] = {}
+        self.segments: dict[str, Segment] = {}
+        self.base: str | None = None
+        self.delta: str | None = None
+        self.version = 0
+        self.persist = True
+        self.warnings: list[str] = []
+        self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
+
+    # --- loading ------------------------------------------------------------------------
+
+    def load(self) -> bool:
+        """Load the persisted index; False when there is none (or it is unusable)."""
+        try:
+            manifest = orjson.loads((self.dir / MANIFEST).read_bytes())
+            if manifest.get("format") != INDEX_FORMAT or manifest.get("byteorder") != sys.byteorder:
+                return False
+            segments = {name: self._read_segment(name) for name in manifest["segments"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        self.files = {p: FileEntry(*v) for p, v in manifest["files"].items()}
+        self.segments = segments
+        self.base, self.delta = manifest.get("base"), manifest.get("delta")
+        self.version = manifest["version"]
+        self.skipped = {p: tuple(v) for p, v in manifest.get("skipped", {}).items()}  # type: ignore[misc]
+        self._mark_dead()
+        return True
+
+    def _read_segment(self, name: str) -> Segment:
+        folder = self.dir / name
+        meta = orjson.loads((folder / "files.json").read_bytes())
+        cols = {}
+        for col, code in _ARRAYS.items():
+            arr = array(code)
+            arr.frombytes((folder / f"{col}.bin").read_bytes())
+            cols[col] = arr
+        raw = (folder / "terms.txt").read_text(encoding="utf-8")
+        terms = raw.split("\n") if raw else []
+        if len(cols["offsets"]) != len(terms) + 1:
+            raise ValueError(f"segment {name} is inconsistent")
+        return Segment(terms=terms, files=meta, **cols)
+
+    def _mark_dead(self) -> None:
+        for name, seg in self.segments.items():
+            dead = frozenset(i for i, p in enumerate(seg.files) if p not in self.files or self.files[p].segment != name)
+            if dead != seg.dead_files:
+                seg.set_dead(dead)
+
+    # --- refreshing ---------------------------------------------------------------------
+
+    def refresh(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
+        """Bring the index in step with the notes on disk (a full build when needed or forced).
+
+        Checking costs one stat per note and takes no lock; only when something changed does
+        the refresh lock the index, re-read it (another process may have just refreshed) and
+        write the new segment.
+        """
+        report = Report()
+        if not self.segments and self.persist and not force:
+            self.load()
+        disk, report.warnings = store.walk(self.root)
+        if not force and self.segments and not self._stale(disk):
+            report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
+            return report
+        try:
+            ctx = store.locked(self.dir.parent / "index.lock") if self.persist else contextlib.nullcontext()
+            with ctx:
+                if self.persist and not force:
+                    self.load()
+                self._apply(disk, report, force, progress)
+        except PermissionError:
+            self.persist = False
+            self.warnings.append(f"{self.dir.parent} is not writable; the index is kept in memory only")
+            self._apply(disk, report, force, progress)
+        return report
+
+    def _stale(self, disk: list[store.FileStat]) -> bool:
+        seen = 0
+        for f in disk:
+            e = self.files.get(f.path)
+            if e is None:
+                skip = self.skipped.get(f.path)
+                if skip is None or (skip[0], skip[1]) != (f.mtime_ns, f.size):
+                    return True
+                continue
+            seen += 1
+            if e.mtime_ns != f.mtime_ns or e.size != f.size:
+                return True
+        return seen != len(self.files)
+
+    def _apply(
+        self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
+    ) -> None:
+        on_disk = {f.path: f for f in disk}
+        suspects = []
+        for f in disk:
+            entry, skip = self.files.get(f.path), self.skipped.get(f.path)
+            if not force and entry is None and skip is not None and skip[:2] == (f.mtime_ns, f.size):
+                report.warnings.append(f"{f.path}: skipped, {skip[2]}")
+            elif force or entry is None or (entry.mtime_ns, entry.size) != (f.mtime_ns, f.size):
+                suspects.append(f)
+        removed = [p for p in self.files if p not in on_disk]
+        parsed: dict[str, _Parsed | None] = {}
+        stat_only = False
+        for i, f in enumerate(suspects):
+            if progress:
+                progress(i + 1, len(suspects))
+            item = self._parse(f, report.warnings)
+            old = self.files.get(f.path)
+            if item is not None and old is not None and old.hash == item.hash and not force:
+                old.mtime_ns, old.size = f.mtime_ns, f.size  # touched, not changed
+                stat_only = True
+                continue
+            parsed[f.path] = item
+        # unreadable notes leave the index like removed ones
+        removed += [p for p, item in parsed.items() if item is None and p in self.files]
+        parsed = {p: item for p, item in parsed.items() if item is not None}
+        gone = [p for p in self.skipped if p not in on_disk]
+        for p in gone:
+            del self.skipped[p]
+        if not parsed and not removed and not force and self.segments:
+            if stat_only or gone or suspects:
+                self._save_manifest()
+            return
+        for p in parsed:
+            (report.changed if p in self.files else report.added).append(p)
+        report.removed = sorted(set(removed))
+        for p in report.removed:
+            self.files.pop(p, None)
+        total = sum(f.size for f in disk) or 1
+        delta_paths = {p for p, e in self.files.items() if e.segment == self.delta} | set(parsed)
+        delta_paths -= set(report.removed)
+        delta_bytes = sum(on_disk[p].size for p in delta_paths if p in on_disk)
+        if force or self.base is None or delta_bytes > DELTA_REBUILD_SHARE * total:
+            report.rebuilt = True
+            everything = {p: parsed.get(p) for p in on_disk}
+            for p, item in everything.items():
+                if item is None:
+                    everything[p] = self._parse(on_disk[p], report.warnings)
+            items = [it for it in everything.values() if it is not None]
+            self._install(items, as_base=True)
+        else:
+            items = [parsed.get(p) or self._parse(on_disk[p], report.warnings) for p in sorted(delta_paths)]
+            self._install([it for it in items if it is not None], as_base=False)
+
+    def _parse(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
+        path = self.root / f.path
+        try:
+            data = path.read_bytes()
+            body = store.read_note(path)
+        except UnicodeDecodeError:
+            warnings.append(f"{f.path}: skipped, not UTF-8 text")
+            self.skipped[f.path] = (f.mtime_ns, f.size, "not UTF-8 text")
+            return None
+        except OSError as exc:
+            warnings.append(f"{f.path}: skipped ({exc.strerror})")
+            return None
+        self.skipped.pop(f.path, None)
+        doc = chunking.parse(body)
+        if doc.meta_error:
+            warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
+        items = [(c.start, c.end, text.terms(c.text)) for c in doc.chunks]
+        return _Parsed(f.path, f.tier, f.mtime_ns, f.size, content_hash(data), items)
+
+    def _install(self, items: list[_Parsed], as_base: bool) -> None:
+        name = f"seg-{self.version + 1}"
+        segment = build_segment(items)
+        old_base, old_delta = self.base, self.delta
+        if as_base:
+            self.files = {}
+            self.segments = {name: segment}
+            self.base, self.delta = name, None
+        else:
+            self.segments = {self.base: self.segments[self.base]} if self.base in self.segments else {}
+            self.segments[name] = segment
+            self.delta = name
+        for it in items:
+            self.files[it.path] = FileEntry(it.tier, it.mtime_ns, it.size, it.hash, name, len(it.chunks))
+        self.version += 1
+        self._mark_dead()
+        if self.persist:
+            try:
+                self._write_segment(name, segment)
+                self._save_manifest()
+            except OSError as exc:
+                self.persist = False
+                self.warnings.append(f"cannot write {self.dir} ({exc.strerror}); the index is kept in memory only")
+                return
+            for stale in (old_base, old_delta):
+                if stale and stale not in self.segments:
+                    shutil.rmtree(self.dir / stale, ignore_errors=True)
+
+    def _write_segment(self, name: str, seg: Segment) -> None:
+        tmp = self.dir / f".{name}.tmp{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        (tmp / "terms.txt").write_text("\n".join(seg.terms), encoding="utf-8")
+        (tmp / "files.json").write_bytes(orjson.dumps(seg.files))
+        for col in _ARRAYS:
+            arr = getattr(seg, col)
+            (tmp / f"{col}.bin").write_bytes(arr.tobytes())
+        final = self.dir / name
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+
+    def _save_manifest(self) -> None:
+        doc = {
+            "format": INDEX_FORMAT,
+            "byteorder": sys.byteorder,
+            "version": self.version,
+            "base": self.base,
+            "delta": self.delta,
+            "segments": list(self.segments),
+            "skipped": self.skipped,
+            "files": {
+                p: [e.tier, e.mtime_ns, e.size, e.hash, e.segment, e.chunks] for p, e in sorted(self.files.items())
+            },
+        }
+        store.atomic_write(self.dir / MANIFEST, orjson.dumps(doc))
+
+    # --- reading ------------------------------------------------------------------------
+
+    def segment_list(self) -> list[tuple[str, Segment]]:
+        """Segments in a stable order (base first)."""
+        return sorted(self.segments.items(), key=lambda kv: int(kv[0].split("-")[1]))
+
+    @property
+    def n_chunks(self) -> int:
+        """Live chunks across segments."""
+        return sum(s.n_live for s in self.segments.values())
+
+
+def build_segment(items: Iterable[_Parsed]) -> Segment:
+    """Build one segment from parsed notes: sort the vocabulary, lay postings out as CSR."""
+    vocab: dict[str, int] = {}
+    rows: list[tuple[int, int, int]] = []  # (term id, doc, tf)
+    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
+    files: list[str] = []
+    for fi, it in enumerate(items):
+        files.append(it.path)
+        for start, end, terms in it.chunks:
+            d = len(doc_len)
+            doc_len.append(len(terms))
+            doc_file.append(fi)
+            doc_start.append(start)
+            doc_end.append(end)
+            for t, tf in Counter(terms).items():
+                tid = vocab.setdefault(t, len(vocab))
+                rows.append((tid, d, min(tf, MAX_TF)))
+    terms_sorted = sorted(vocab)
+    rank = {t: i for i, t in enumerate(terms_sorted)}
+    remap = [0] * len(vocab)
+    for t, tid in vocab.items():
+        remap[tid] = rank[t]
+    rows.sort(key=lambda r: (remap[r[0]], r[1]))
+    offsets = array("q", [0] * (len(terms_sorted) + 1))
+    post_doc, post_tf = array("i"), array("H")
+    for tid, d, tf in rows:
+        offsets[remap[tid] + 1] += 1
+        post_doc.append(d)
+        post_tf.append(tf)
+    for i in range(1, len(offsets)):
+        offsets[i] += offsets[i - 1]
+    return Segment(terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files)

@@ -1,0 +1,105 @@
+"""Human output with rich: the hits table with highlighted matches, --explain, status."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import text
+
+if TYPE_CHECKING:
+    from .api import Status
+    from .search import Hit, SearchResult
+
+SNIPPET_CHARS = 140
+
+
+def snippet(hit: Hit) -> tuple[str, list[str]]:
+    """The most telling line of a hit (the first holding a matched term) and the words to highlight."""
+    words: list[str] = []
+    best_line, best = "", -1
+    for line in hit.text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped == "---":
+            continue
+        found = [
+            word for term, word in text.terms_with_surface(stripped) if any(text.relation(q, term) for q in hit.matched)
+        ]
+        if len(set(found)) > best:
+            best_line, best = stripped, len(set(found))
+        words += found
+    if len(best_line) > SNIPPET_CHARS:
+        first = min((best_line.casefold().find(w) for w in words if best_line.casefold().find(w) >= 0), default=0)
+        start = max(0, first - SNIPPET_CHARS // 3)
+        best_line = ("…" if start else "") + best_line[start : start + SNIPPET_CHARS] + "…"
+    return best_line, sorted(set(words), key=len, reverse=True)
+
+
+def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
+    """A table of hits; with ``explain`` the arithmetic of each; with ``show_text`` their text."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    if not result.hits:
+        return
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("node")
+    table.add_column("path:lines")
+    table.add_column("score", justify="right")
+    table.add_column("snippet", overflow="fold")
+    for rank, hit in enumerate(result.hits, 1):
+        line, words = snippet(hit)
+        shown = Text(line)
+        shown.highlight_words(words, style="bold yellow", case_sensitive=False)
+        table.add_row(
+            str(rank), hit.node or "—", f"{hit.path}:{hit.lines[0]}-{hit.lines[1]}", f"{hit.score:.3f}", shown
+        )
+    console.print(table)
+    if explain:
+        tw, bw = result.weights.get("tree", 0.4), result.weights.get("bm25", 0.6)
+        console.print()
+        terms = ", ".join(f"{s.term} (df {s.df}, idf {s.idf:.2f})" for s in result.term_stats)
+        console.print(Text(f"terms: {terms}"))
+        for rank, hit in enumerate(result.hits, 1):
+            console.print(Text(f"{rank}. {hit.explain(tw, bw)}"))
+            detail = f"   matched: {', '.join(hit.matched) or '—'}"
+            if hit.route:
+                detail += f"; routed by keywords: {', '.join(hit.route)}"
+            console.print(Text(detail, style="dim"))
+    if show_text:
+        for rank, hit in enumerate(result.hits, 1):
+            console.rule(
+                Text(
+                    f"{rank}. {hit.path}:{hit.lines[0]}-{hit.lines[1]}" + (" (cut to budget)" if hit.truncated else "")
+                )
+            )
+            console.print(Text(hit.text))
+
+
+def print_status(st: Status, max_bytes: int) -> None:
+    """Per-tier counts, oversized notes and index freshness."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"memtree status — {st.root}", box=None, header_style="bold")
+    for col in ("tier", "files", "bytes", "nodes", "chunks"):
+        table.add_column(col, justify="left" if col == "tier" else "right")
+    for tier, s in st.tiers.items():
+        table.add_row(f"{tier}/", str(s.files), f"{s.bytes:,}", str(s.nodes), str(s.chunks))
+    console.print(table)
+    console.print(f"tree nodes: {st.nodes}")
+    if st.oversized:
+        console.print(f"[bold red]over {max_bytes:,} bytes[/]: " + ", ".join(f"{p} ({b:,} B)" for p, b in st.oversized))
+    else:
+        console.print(f"no bank note over {max_bytes:,} bytes")
+    if st.stale:
+        console.print(
+            f"index: {len(st.stale)} note(s) changed since the last index "
+            f"(refreshed by the next search or `memtree index`): {', '.join(st.stale[:5])}"
+            + (" …" if len(st.stale) > 5 else "")
+        )
+    else:
+        console.print(f"index: fresh (version {st.index_version})")

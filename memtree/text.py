@@ -1,0 +1,509 @@
+"""Normalization, tokenization and Korean-aware term matching.
+
+Every piece of text memtree compares — chunk bodies, queries, tree keywords — goes through
+:func:`terms`, which yields *index terms*:
+
+* Unicode NFC (macOS writes Hangul as NFD) and casefold;
+* runs of one script are split apart (``Notion에`` → ``notion`` + ``에``), and a Korean particle
+  glued to a Latin word or a number is dropped;
+* a Korean word loses its particles and common verbal endings (``가치관이`` → ``가치관``,
+  ``지명수배되었다`` → ``지명수배``), but only when at least two syllables remain, so that
+  ``회의`` stays ``회의`` and never collapses onto ``회``;
+* an English word loses plural, ``-ing`` and ``-ed`` inflections (``paintings`` → ``paint``).
+
+Matching between a query term and an index term (:func:`relation`) is then: equal terms →
+``EXACT`` (1.0); for Hangul and Han, one term a prefix of the other with the shorter at least
+``MIN_STEM`` syllables long → ``PARTIAL`` (0.7 by default); a single-syllable query word matches
+itself and itself plus a particle (``집`` ~ ``집에``). Single-syllable words are never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+MIN_STEM = 2
+"""Shortest stem (in syllables) that may match by prefix; why: ``회`` must not match ``회의``."""
+
+_TOKEN = re.compile(
+    r"(?P<hangul>[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+)"
+    r"|(?P<han>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+)"
+    r"|(?P<latin>[^\W\d_\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+"
+    r"(?:['’][^\W\d_]+)?)"
+    r"|(?P<digit>\d+(?:[.,]\d+)*)"
+)
+
+# Particles (조사). Longest first when stripping; a stem must keep MIN_STEM syllables.
+PARTICLES = frozenset(
+    [
+        "이",
+        "가",
+        "을",
+        "를",
+        "은",
+        "는",
+        "에",
+        "에서",
+        "에게",
+        "에게서",
+        "한테",
+        "께",
+        "께서",
+        "으로",
+        "로",
+        "으로서",
+        "로서",
+        "으로써",
+        "로써",
+        "와",
+        "과",
+        "의",
+        "도",
+        "만",
+        "까지",
+        "부터",
+        "보다",
+        "처럼",
+        "마다",
+        "조차",
+        "밖에",
+        "이나",
+        "이랑",
+        "랑",
+        "하고",
+        "에는",
+        "에서는",
+        "으로는",
+        "로는",
+        "에도",
+        "에서도",
+        "으로도",
+        "로도",
+        "과는",
+        "와는",
+        "이라는",
+        "라는",
+        "이라고",
+        "라고",
+        "이란",
+        "이야",
+        "이며",
+        "이고",
+        "이다",
+        "이었다",
+        "였다",
+        "이었던",
+        "였던",
+        "인가",
+        "일까",
+        "입니다",
+        "이에요",
+        "예요",
+        "이지",
+        "들",
+        "들이",
+        "들을",
+        "들은",
+        "들의",
+        "들에게",
+        "들도",
+        "들과",
+        "뿐",
+        "만큼",
+        "대로",
+        "의해",
+        "에의",
+        "으로의",
+        "로의",
+        "에서의",
+        "과의",
+        "와의",
+        "까지의",
+        "부터의",
+        "에서부터",
+        "까지는",
+        "부터는",
+        "만은",
+        "만이",
+        "만을",
+        "이든",
+        "든",
+    ]
+)
+# Verbal endings that follow a Sino-Korean noun (설계했다, 지명수배된, 주도하여, 구조적인).
+ENDINGS = frozenset(
+    [
+        "하다",
+        "한다",
+        "하는",
+        "한",
+        "할",
+        "함",
+        "했다",
+        "했던",
+        "하였다",
+        "하였으며",
+        "하였고",
+        "하여",
+        "해서",
+        "하고",
+        "하며",
+        "하면",
+        "하지",
+        "해야",
+        "했고",
+        "했으며",
+        "합니다",
+        "했습니다",
+        "하기",
+        "하게",
+        "하려",
+        "하려고",
+        "해",
+        "했",
+        "하던",
+        "할까",
+        "하자",
+        "되다",
+        "된다",
+        "되는",
+        "된",
+        "될",
+        "됨",
+        "되었다",
+        "되었고",
+        "되었으며",
+        "되었던",
+        "되어",
+        "되어서",
+        "돼",
+        "됐다",
+        "됐고",
+        "되고",
+        "되며",
+        "되면",
+        "되지",
+        "되기",
+        "되게",
+        "됩니다",
+        "되었습니다",
+        "시키다",
+        "시킨",
+        "시켰다",
+        "시키는",
+        "시켜",
+        "적",
+        "적인",
+        "적으로",
+        "적이다",
+        "적이",
+        "스럽다",
+        "스러운",
+        "스럽게",
+        "받은",
+        "받았다",
+        "받는",
+        "당한",
+        "당했다",
+    ]
+)
+# Particles that may follow a single-syllable word (집에, 물을). 의/도/과 are left out on purpose:
+# 회의, 정도, 결과 are words, not 회+의, 정+도, 결+과.
+ONE_SYLLABLE_PARTICLES = ("이", "가", "을", "를", "은", "는", "에", "에서", "으로", "로", "만")
+_SUFFIX_MAX = max(len(s) for s in PARTICLES | ENDINGS)
+
+# Why: these carry no topic, appear in most questions and would otherwise count as
+# "missing evidence" against every answerable question.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "so",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "into",
+        "about",
+        "over",
+        "after",
+        "before",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "done",
+        "have",
+        "has",
+        "had",
+        "having",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "you",
+        "your",
+        "yours",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "hers",
+        "it",
+        "its",
+        "we",
+        "us",
+        "our",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "not",
+        "no",
+        "nor",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "just",
+        "also",
+        "very",
+        "too",
+        "than",
+        "any",
+        "all",
+        "some",
+        "each",
+        "both",
+        "either",
+        "neither",
+        "such",
+        "only",
+        "own",
+        "same",
+        "other",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+        "무엇",
+        "무엇을",
+        "무엇이",
+        "무엇인가",
+        "무엇인지",
+        "뭐",
+        "뭐야",
+        "뭔가",
+        "뭘",
+        "누구",
+        "누구인가",
+        "누가",
+        "언제",
+        "어디",
+        "어디서",
+        "어디에",
+        "어떤",
+        "어떻게",
+        "어느",
+        "왜",
+        "몇",
+        "무슨",
+        "얼마",
+        "얼마나",
+        "그리고",
+        "또는",
+        "및",
+        "혹은",
+        "하지만",
+        "그러나",
+        "그래서",
+        "인가",
+        "인지",
+        "일까",
+    ]
+)
+
+EXACT = 1.0
+PARTIAL = 0.7
+
+
+def normalize(text: str) -> str:
+    """NFC + casefold: the one form every comparison uses."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def is_hangul(term: str) -> bool:
+    """True when the term starts with a Hangul syllable."""
+    return "\uac00" <= term[:1] <= "\ud7a3"
+
+
+def is_cjk(term: str) -> bool:
+    """True for Hangul or Han/Kana terms: the scripts matched by prefix."""
+    c = term[:1]
+    return "\uac00" <= c <= "\ud7a3" or "\u3400" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff"
+
+
+_korean_cache: dict[str, str] = {}
+_english_cache: dict[str, str] = {}
+
+
+def korean_stem(word: str) -> str:
+    """Strip particles and common verbal endings from one Hangul word (two passes at most)."""
+    cached = _korean_cache.get(word)
+    if cached is not None:
+        return cached
+    stem = word
+    for _ in range(2):
+        cut = _strip_once(stem)
+        if cut == stem:
+            break
+        stem = cut
+    _korean_cache[word] = stem
+    return stem
+
+
+def _strip_once(word: str) -> str:
+    n = len(word)
+    for size in range(min(_SUFFIX_MAX, n - MIN_STEM), 0, -1):
+        suffix = word[n - size :]
+        if suffix in PARTICLES or suffix in ENDINGS:
+            return word[: n - size]
+    return word
+
+
+def english_stem(word: str) -> str:
+    """A light, deterministic stemmer: plural, -ing, -ed and a trailing e (bakes/baked/baking → bak)."""
+    cached = _english_cache.get(word)
+    if cached is not None:
+        return cached
+    w = word.replace("’", "'").split("'")[0]  # Caroline's → caroline, I'm → i
+    if len(w) > 3:
+        if w.endswith("ies") and len(w) > 4:
+            w = w[:-3] + "y"
+        elif w.endswith(("sses", "xes", "ches", "shes", "zes")):
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+        if w.endswith("ing") and len(w) > 5 and _has_vowel(w[:-3]):
+            w = _undouble(w[:-3])
+        elif w.endswith("ied") and len(w) > 4:
+            w = w[:-3] + "y"
+        elif w.endswith("ed") and not w.endswith("eed") and len(w) > 4 and _has_vowel(w[:-2]):
+            w = _undouble(w[:-2])
+        if w.endswith("e") and len(w) > 3:
+            w = w[:-1]
+    _english_cache[word] = w
+    return w
+
+
+def _has_vowel(s: str) -> bool:
+    return any(c in "aeiouy" for c in s)
+
+
+def _undouble(s: str) -> str:
+    if len(s) > 2 and s[-1] == s[-2] and s[-1] not in "lsz":
+        return s[:-1]
+    return s
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of a text, in order, repeats kept (see the module docstring)."""
+    return [t for t, _ in _iter_terms(normalize(text))]
+
+
+def terms_with_surface(text: str) -> list[tuple[str, str]]:
+    """(index term, the word it came from) pairs: keywords show people the word, not the stem."""
+    return list(_iter_terms(normalize(text)))
+
+
+def _iter_terms(text: str) -> Iterator[tuple[str, str]]:
+    prev_end, prev_kind = -1, ""
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup or ""
+        tok = m.group()
+        glued = m.start() == prev_end
+        prev_end = m.end()
+        if kind == "hangul":
+            # `Notion에`, `10에서`: a particle glued to a Latin word or number is grammar, not content.
+            if glued and prev_kind in ("latin", "digit") and tok in PARTICLES:
+                prev_kind = kind
+                continue
+            term = korean_stem(tok)
+        elif kind == "latin":
+            term = english_stem(tok)
+        else:
+            term = tok
+        prev_kind = kind
+        if term not in STOPWORDS and tok not in STOPWORDS:
+            yield term, tok
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct terms of a query, in first-seen order."""
+    return list(dict.fromkeys(terms(text)))
+
+
+def relation(query_term: str, term: str) -> float:
+    """Match strength of an index term for a query term: EXACT, PARTIAL or 0.0."""
+    if query_term == term:
+        return EXACT
+    if not (is_cjk(query_term) and is_cjk(term)):
+        return 0.0
+    short, long_ = (query_term, term) if len(query_term) <= len(term) else (term, query_term)
+    if not long_.startswith(short):
+        return 0.0
+    if len(short) >= MIN_STEM:
+        return PARTIAL
+    if short == query_term and long_[len(short) :] in ONE_SYLLABLE_PARTICLES:
+        return PARTIAL
+    return 0.0
+
+
+def estimate_tokens(text: str) -> int:
+    """CJK-aware token estimate: 1.5 characters per token for CJK, 4.0 for everything else."""
+    cjk = sum(1 for c in text if "\u1100" <= c <= "\ud7a3" or "\u3040" <= c <= "\u9fff")
+    other = len(text) - cjk
+    return int(cjk / 1.5 + other / 4.0 + 0.999)
