@@ -179,7 +179,8 @@ class MemTree:
         report = self.refresh(force=force, progress=progress)
         current = treemod.load(self.root, check_files=False)
         bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
-        change = catalog.update(self.root, current, bank, [s for _, s in self._index.segment_list()])
+        segments = [s for _, s in self._index.segment_list()]
+        change = catalog.update(self.root, current, bank, segments, self._index.term_counts)
         if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():
             store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(change.tree))
         self._tree = None

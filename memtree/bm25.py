@@ -59,6 +59,13 @@ class Segment:
             ids = self.__dict__["_file_ids"] = {p: i for i, p in enumerate(self.files)}
         return ids.get(path)
 
+    def files_in(self, tiers: frozenset[str]) -> set[int]:
+        """Indexes of this segment's files that lie in the given tiers (top-level folders)."""
+        cache = self.__dict__.setdefault("_tier_files", {})
+        if tiers not in cache:
+            cache[tiers] = {i for i, p in enumerate(self.files) if p.split("/", 1)[0] in tiers}
+        return cache[tiers]
+
     def first_doc(self, file_id: int) -> int | None:
         """The first chunk of a file (chunks are laid out file by file)."""
         d = bisect.bisect_left(self.doc_file, file_id)
@@ -126,11 +133,19 @@ class TermStats:
 
 @dataclass
 class Scored:
-    """BM25 scores per (segment, chunk), the per-term statistics, and match strengths."""
+    """BM25 scores per segment (chunk → score), per-term statistics, and per-term matches."""
 
-    scores: dict[tuple[int, int], float]
+    scores: list[dict[int, float]]
     stats: list[TermStats]
-    strength: list[dict[tuple[int, int], float]]  # per query term: chunk → 1.0 / partial
+    matches: list[list[tuple[dict[int, float], set[int]]]]  # [term][segment] → (soft tf, exact chunks)
+    partial: float = text.PARTIAL
+
+    def strength(self, term_index: int, segment: int, doc: int) -> float:
+        """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, else 0."""
+        acc, exact = self.matches[term_index][segment]
+        if doc in exact:
+            return text.EXACT
+        return self.partial if doc in acc else 0.0
 
 
 def score(
@@ -140,26 +155,23 @@ def score(
     n_docs = sum(s.n_live for s in segments)
     total_len = sum(s.live_len for s in segments)
     avgdl = total_len / n_docs if n_docs else 1.0
-    per_term: list[list[tuple[dict[int, float], set[int]]]] = []
+    matches: list[list[tuple[dict[int, float], set[int]]]] = []
     stats: list[TermStats] = []
     for q in qterms:
         hits = [seg.soft_tf(seg.expand(q, partial)) for seg in segments]
         df = sum(len(acc) for acc, _ in hits)
-        per_term.append(hits)
+        matches.append(hits)
         stats.append(TermStats(q, df, idf(n_docs, df)))
-    scores: dict[tuple[int, int], float] = {}
-    strength: list[dict[tuple[int, int], float]] = []
-    for st, hits in zip(stats, per_term):
-        strong: dict[tuple[int, int], float] = {}
-        w_idf = st.idf
-        for si, (acc, exact) in enumerate(hits):
+    scores: list[dict[int, float]] = [{} for _ in segments]
+    norm = k1 * (1.0 - b)
+    slope = k1 * b / avgdl if avgdl else 0.0
+    k1p = k1 + 1.0
+    for st, hits in zip(stats, matches):
+        w_idf = st.idf * k1p
+        for si, (acc, _) in enumerate(hits):
             doc_len = segments[si].doc_len
-            norm = k1 * (1.0 - b)
-            slope = k1 * b / avgdl if avgdl else 0.0
+            out = scores[si]
+            get = out.get
             for d, tf in acc.items():
-                key = (si, d)
-                val = w_idf * tf * (k1 + 1.0) / (tf + norm + slope * doc_len[d])
-                scores[key] = scores.get(key, 0.0) + val
-                strong[key] = text.EXACT if d in exact else partial
-        strength.append(strong)
-    return Scored(scores, stats, strength)
+                out[d] = get(d, 0.0) + w_idf * tf / (tf + norm + slope * doc_len[d])
+    return Scored(scores, stats, matches, partial)

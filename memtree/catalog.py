@@ -8,7 +8,7 @@ distinctive terms (TF × IDF against the whole index).
 
 from __future__ import annotations
 
-import bisect
+import heapq
 import math
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -40,7 +40,13 @@ def node_id_for(path: str) -> str:
     return str(rel.with_suffix(""))
 
 
-def update(root: Path, tree: Tree, bank_files: list[str], segments: list[Segment]) -> CatalogChange:
+def update(
+    root: Path,
+    tree: Tree,
+    bank_files: list[str],
+    segments: list[Segment],
+    term_counts: dict[str, Counter[str]] | None = None,
+) -> CatalogChange:
     """Add nodes for bank notes without one and drop nodes whose file is gone."""
     nodes = {n.id: n for n in tree.nodes}
     dropped: list[tuple[str, str]] = []
@@ -58,14 +64,14 @@ def update(root: Path, tree: Tree, bank_files: list[str], segments: list[Segment
     known_paths = {n.path for n in nodes.values() if n.path}
     n_docs = sum(s.n_live for s in segments) or 1
     added: list[str] = []
-    for path in bank_files:
-        if path in known_paths:
-            continue
+    new_files = [p for p in bank_files if p not in known_paths]
+    df = document_frequencies(segments) if new_files else {}
+    for path in new_files:
         node_id = node_id_for(path)
         while node_id in nodes:  # an id taken by a category or another note
             node_id += "_"
         parent = _ensure_category(nodes, str(PurePosixPath(node_id).parent))
-        keywords = suggest_keywords(root / path, segments, n_docs)
+        keywords = suggest_keywords(root / path, df, n_docs, (term_counts or {}).get(path))
         nodes[node_id] = Node(node_id, path, tuple(keywords), parent, (), 1.0)
         if parent:
             p = nodes[parent]
@@ -89,8 +95,21 @@ def _ensure_category(nodes: dict[str, Node], folder: str) -> str | None:
     return folder
 
 
-def suggest_keywords(path: Path, segments: list[Segment], n_docs: int) -> list[str]:
-    """Frontmatter keywords/tags, short headings, then the note's most distinctive words."""
+def document_frequencies(segments: list[Segment]) -> dict[str, int]:
+    """Chunk-level document frequency of every index term."""
+    df: dict[str, int] = {}
+    for seg in segments:
+        offsets = seg.offsets
+        for i, term in enumerate(seg.terms):
+            df[term] = df.get(term, 0) + offsets[i + 1] - offsets[i]
+    return df
+
+
+def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, tf: Counter[str] | None = None) -> list[str]:
+    """Frontmatter keywords/tags, short headings, then the note's most distinctive words.
+
+    ``tf`` (term counts of the note) saves re-tokenizing a note the index has just read.
+    """
     try:
         doc = chunking.parse(store.read_note(path))
     except (OSError, UnicodeDecodeError):
@@ -106,27 +125,15 @@ def suggest_keywords(path: Path, segments: list[Segment], n_docs: int) -> list[s
         h = text.normalize(heading.strip())
         if h and len(h) <= HEADING_KEYWORD_MAX_CHARS:
             out.append(h)
-    surface: dict[str, Counter[str]] = {}
-    tf: Counter[str] = Counter()
-    for c in doc.chunks:
-        for term, word in text.terms_with_surface(c.text):
-            if len(term) < 2 or term.isdigit():
-                continue
-            tf[term] += 1
-            surface.setdefault(term, Counter())[word] += 1
+    if tf is None:
+        tf = Counter(t for c in doc.chunks for t in text.terms(c.text))
 
     def weight(term: str) -> float:
-        df = sum(_df(seg, term) for seg in segments)
-        return tf[term] * math.log((n_docs + 1) / (df + 1))
+        return tf[term] * math.log((n_docs + 1) / (df.get(term, 0) + 1))
 
     taken = {t for kw in out for t in text.terms(kw)}
-    ranked = sorted((t for t in tf if t not in taken), key=lambda t: (-weight(t), t))
-    out += [surface[t].most_common(1)[0][0] for t in ranked[:AUTO_KEYWORDS]]
+    eligible = (t for t in tf if t not in taken and len(t) >= 2 and not t.isdigit())
+    ranked = heapq.nsmallest(AUTO_KEYWORDS, eligible, key=lambda t: (-weight(t), t))
+    surface = text.first_surfaces("\n".join(c.text for c in doc.chunks), set(ranked))
+    out += [surface.get(t, t) for t in ranked]
     return list(dict.fromkeys(out))
-
-
-def _df(seg: Segment, term: str) -> int:
-    i = bisect.bisect_left(seg.terms, term)
-    if i < len(seg.terms) and seg.terms[i] == term:
-        return seg.offsets[i + 1] - seg.offsets[i]
-    return 0

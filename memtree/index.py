@@ -104,6 +104,7 @@ class Index:
         self.version = 0
         self.persist = True
         self.warnings: list[str] = []
+        self.term_counts: dict[str, Counter[str]] = {}  # notes read by this process: term → count
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
 
     # --- loading ------------------------------------------------------------------------
@@ -259,6 +260,8 @@ class Index:
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
         items = [(c.start, c.end, text.terms(c.text)) for c in doc.chunks]
+        if f.tier == "bank":
+            self.term_counts[f.path] = Counter(t for _, _, ts in items for t in ts)
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, content_hash(data), items)
 
     def _install(self, items: list[_Parsed], as_base: bool) -> None:

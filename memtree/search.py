@@ -19,9 +19,6 @@ from .config import SearchSettings
 from .index import Index
 from .tree import KeywordIndex, Route, Tree, route
 
-POOL_FACTOR = 4
-"""Chunks ranked by BM25 alone considered per requested hit before the tree bonus is added."""
-
 
 @dataclass(frozen=True)
 class Hit:
@@ -74,113 +71,112 @@ def run(
     budget: int | None = None,
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring."""
-    segments = index.segment_list()
-    scored = bm25.score([s for _, s in segments], qterms, settings.partial_match, settings.k1, settings.b)
+    segments = [seg for _, seg in index.segment_list()]
+    scored = bm25.score(segments, qterms, settings.partial_match, settings.k1, settings.b)
     idfs = [st.idf for st in scored.stats]
     routes = route(keywords, qterms, idfs, settings.partial_match)
-    weights = {"tree": settings.tree_weight, "bm25": settings.bm25_weight}
+    routed = {tree.by_id[r].path: rt for r, rt in routes.items()}
+    allowed_tiers = frozenset(tiers)
+    tw, bw = settings.tree_weight, settings.bm25_weight
 
-    def locate(key: tuple[int, int]) -> tuple[str, str]:
-        seg = segments[key[0]][1]
-        path = seg.files[seg.doc_file[key[1]]]
-        entry = index.files.get(path)
-        return path, entry.tier if entry else ""
-
-    allowed = set(tiers)
-    bm = {key: s for key, s in scored.scores.items() if locate(key)[1] in allowed}
-    routed_paths = {tree.by_id[r].path: rt for r, rt in routes.items() if tree.by_id[r].path}
-    pool = set(heapq.nlargest(k * POOL_FACTOR, bm, key=bm.__getitem__))
-    pool |= {key for key in bm if locate(key)[0] in routed_paths}
-    # Parent fallback may route to a note none of whose chunks holds a query term: offer its first chunk.
-    covered = {locate(key)[0] for key in pool}
-    for path, _rt in routed_paths.items():
-        if path in covered or path not in index.files or index.files[path].tier not in allowed:
-            continue
-        first = _first_chunk(segments, index, path)
-        if first is not None:
-            pool.add(first)
-    top_bm = max(bm.values(), default=0.0) or 1.0
+    # Per segment: the files in allowed tiers, and the tree score of each routed file.
+    allowed = [seg.files_in(allowed_tiers) for seg in segments]
+    file_routes: list[dict[int, Route]] = []
+    for seg in segments:
+        by_file = {}
+        for path, rt in routed.items():
+            fi = seg.file_id(path) if path else None
+            if fi is not None and fi not in seg.dead_files:
+                by_file[fi] = rt
+        file_routes.append(by_file)
+    top_bm = 0.0
+    for si, seg in enumerate(segments):
+        doc_file, ok = seg.doc_file, allowed[si]
+        for d, sc in scored.scores[si].items():
+            if sc > top_bm and doc_file[d] in ok:
+                top_bm = sc
+    scale = bw / top_bm if top_bm else 0.0
+    candidates: list[tuple[float, int, int]] = []
+    for si, seg in enumerate(segments):
+        doc_file, ok, by_file = seg.doc_file, allowed[si], file_routes[si]
+        seen_files = set()
+        for d, sc in scored.scores[si].items():
+            f = doc_file[d]
+            if f not in ok:
+                continue
+            rt = by_file.get(f)
+            if rt is None:
+                candidates.append((scale * sc, -si, -d))
+            else:
+                seen_files.add(f)
+                candidates.append((scale * sc + tw * rt.score, -si, -d))
+        # Parent fallback may route to a note none of whose chunks holds a query term: offer its first chunk.
+        for f, rt in by_file.items():
+            if f not in seen_files and f in ok:
+                d = seg.first_doc(f)
+                if d is not None and seg.live[d]:
+                    candidates.append((tw * rt.score, -si, -d))
+    # ties go to the earlier chunk: candidates carry negated positions
+    top = [(kw, -nsi, -nd) for kw, nsi, nd in heapq.nlargest(k, candidates)]
     total_idf = sum(idfs) or 1.0
     ranked = []
-    for key in pool:
-        path, tier = locate(key)
-        node = tree.by_path.get(path)
-        rt = routed_paths.get(path)
-        tree_score = rt.score if rt else 0.0
-        raw = bm.get(key, 0.0)
-        norm = raw / top_bm
-        keyword = settings.tree_weight * tree_score + settings.bm25_weight * norm
-        coverage = _coverage(key, scored, rt, idfs, total_idf)
-        ranked.append((keyword, coverage, key, path, tier, node.id if node else None, tree_score, raw, norm, rt))
-    ranked.sort(key=lambda r: (-r[0], r[3], r[2]))
-    ranked = ranked[:k]
+    for keyword, si, d in top:
+        seg = segments[si]
+        rt = file_routes[si].get(seg.doc_file[d])
+        coverage = 0.0
+        for qi, w in enumerate(idfs):
+            st = scored.strength(qi, si, d)
+            if rt is not None:
+                st = max(st, rt.terms.get(qi, 0.0))
+            coverage += w * st
+        ranked.append((keyword, coverage / total_idf, si, d, rt))
 
     reason = None
     best_cov = max((r[1] for r in ranked), default=0.0)
     if not ranked or best_cov < settings.reject_threshold:
         reason = _reason(scored.stats, best_cov, settings.reject_threshold, bool(ranked))
         ranked = []
-    # recall/ is the hot buffer: its confident hits come before bank/ and memory/ hits.
-    ranked.sort(key=lambda r: 0 if r[4] == "recall" and r[1] >= settings.reject_threshold else 1)
-
     hits = []
     left = budget
-    for keyword, coverage, key, path, tier, node_id, tree_score, raw, norm, rt in ranked:
-        seg = segments[key[0]][1]
-        start, end = seg.doc_start[key[1]], seg.doc_end[key[1]]
+    for keyword, coverage, si, d, rt in ranked:
+        seg = segments[si]
+        path = seg.files[seg.doc_file[d]]
+        node = tree.by_path.get(path)
+        start, end = seg.doc_start[d], seg.doc_end[d]
         chunk_text = "\n".join(read_lines(path)[start - 1 : end])
         truncated = False
         if left is not None:
             chunk_text, truncated, used = _fit(chunk_text, left)
             left -= used
         matched = tuple(
-            q for qi, q in enumerate(qterms) if key in scored.strength[qi] or (rt is not None and qi in rt.terms)
+            q for qi, q in enumerate(qterms) if scored.strength(qi, si, d) or (rt is not None and qi in rt.terms)
         )
+        raw = scored.scores[si].get(d, 0.0)
         signals = {
-            "tree": round(tree_score, 4),
+            "tree": round(rt.score if rt else 0.0, 4),
             "bm25": round(raw, 4),
-            "bm25_norm": round(norm, 4),
+            "bm25_norm": round(raw / top_bm if top_bm else 0.0, 4),
             "keyword": round(keyword, 4),
             "coverage": round(coverage, 4),
         }
-        hits.append(
-            Hit(
-                node_id,
-                path,
-                (start, end),
-                round(keyword, 4),
-                signals,
-                chunk_text,
-                tier,
-                matched,
-                rt.keywords if rt else (),
-                truncated,
-            )
+        tier = path.split("/", 1)[0]
+        hit = Hit(
+            node.id if node else None,
+            path,
+            (start, end),
+            round(keyword, 4),
+            signals,
+            chunk_text,
+            tier,
+            matched,
+            rt.keywords if rt else (),
+            truncated,
         )
+        hits.append(hit)
+    # recall/ is the hot buffer: its hits come before bank/ and memory/ hits (stable otherwise).
+    hits.sort(key=lambda h: 0 if h.tier == "recall" else 1)
+    weights = {"tree": tw, "bm25": bw}
     return SearchResult(query, tuple(qterms), tuple(hits), reason, tuple(scored.stats), (), weights)
-
-
-def _coverage(
-    key: tuple[int, int], scored: bm25.Scored, rt: Route | None, idfs: Sequence[float], total: float
-) -> float:
-    got = 0.0
-    for qi, idf in enumerate(idfs):
-        s = scored.strength[qi].get(key, 0.0)
-        if rt is not None:
-            s = max(s, rt.terms.get(qi, 0.0))
-        got += idf * s
-    return got / total
-
-
-def _first_chunk(segments: list[tuple[str, bm25.Segment]], index: Index, path: str) -> tuple[int, int] | None:
-    entry = index.files[path]
-    for si, (name, seg) in enumerate(segments):
-        if name != entry.segment:
-            continue
-        fi = seg.file_id(path)
-        d = seg.first_doc(fi) if fi is not None else None
-        return (si, d) if d is not None else None
-    return None
 
 
 def _fit(chunk_text: str, left: int) -> tuple[str, bool, int]:

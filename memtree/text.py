@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
 
 MIN_STEM = 2
 """Shortest stem (in syllables) that may match by prefix; why: ``회`` must not match ``회의``."""
 
-_TOKEN = re.compile(
-    r"(?P<hangul>[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+)"
-    r"|(?P<han>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+)"
-    r"|(?P<latin>[^\W\d_\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+"
-    r"(?:['’][^\W\d_]+)?)"
-    r"|(?P<digit>\d+(?:[.,]\d+)*)"
-)
+_HANGUL = "\uac00-\ud7a3\u3130-\u318f"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
+_WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|[^\W\d_{_HANGUL}{_HAN}]+(?:['’][^\W\d_{_HANGUL}{_HAN}]+)?|\d+(?:[.,]\d+)*")
+_term_cache: dict[str, str] = {}
+_TERM_CACHE_MAX = 1_000_000
 
 # Particles (조사). Longest first when stripping; a stem must keep MIN_STEM syllables.
 PARTICLES = frozenset(
@@ -43,6 +40,14 @@ PARTICLES = frozenset(
     대로 의해 에의 으로의 로의 에서의 과의 와의 까지의 부터의 에서부터 까지는 부터는 만은 만이 만을
     이든 든""".split()
 )
+# `Notion에`, `10에서`: a particle glued to a Latin word or a number is grammar, not content.
+_GLUED = re.compile(rf"(?<=[^\W_{_HANGUL}])[{_HANGUL}]{{1,4}}(?![{_HANGUL}])")
+
+
+def _unglue(text: str) -> str:
+    return _GLUED.sub(lambda m: " " if m.group() in PARTICLES else m.group(), text)
+
+
 # Verbal endings that follow a Sino-Korean noun (설계했다, 지명수배된, 주도하여, 구조적인).
 ENDINGS = frozenset(
     """하다 한다 하는 한 할 함 했다 했던 하였다 하였으며 하였고 하여 해서 하고 하며 하면 하지 해야
@@ -75,6 +80,10 @@ STOPWORDS = frozenset(
 
 EXACT = 1.0
 PARTIAL = 0.7
+
+# The scripts counted at 1.5 characters per token: the Hangul and Han/Kana ranges of _TOKEN.
+# Why: a single U+1100..U+D7A3 range also swallowed punctuation, arrows and Latin Extended (—, →, ệ).
+_CJK_CHAR = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def normalize(text: str) -> str:
@@ -158,34 +167,55 @@ def _undouble(s: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Index terms of a text, in order, repeats kept (see the module docstring)."""
-    return [t for t, _ in _iter_terms(normalize(text))]
+    cache = _term_cache
+    out = []
+    for tok in _WORD.findall(_unglue(normalize(text))):
+        term = cache.get(tok)
+        if term is None:
+            term = _term(tok)
+        if term:
+            out.append(term)
+    return out
 
 
 def terms_with_surface(text: str) -> list[tuple[str, str]]:
     """(index term, the word it came from) pairs: keywords show people the word, not the stem."""
-    return list(_iter_terms(normalize(text)))
+    pairs = []
+    for tok in _WORD.findall(_unglue(normalize(text))):
+        term = _term_cache.get(tok)
+        if term is None:
+            term = _term(tok)
+        if term:
+            pairs.append((term, tok))
+    return pairs
 
 
-def _iter_terms(text: str) -> Iterator[tuple[str, str]]:
-    prev_end, prev_kind = -1, ""
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup or ""
-        tok = m.group()
-        glued = m.start() == prev_end
-        prev_end = m.end()
-        if kind == "hangul":
-            # `Notion에`, `10에서`: a particle glued to a Latin word or number is grammar, not content.
-            if glued and prev_kind in ("latin", "digit") and tok in PARTICLES:
-                prev_kind = kind
-                continue
-            term = korean_stem(tok)
-        elif kind == "latin":
-            term = english_stem(tok)
-        else:
-            term = tok
-        prev_kind = kind
-        if term not in STOPWORDS and tok not in STOPWORDS:
-            yield term, tok
+def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
+    """The first word of ``text`` that yields each wanted term (keywords show words, not stems)."""
+    found: dict[str, str] = {}
+    for term, word in terms_with_surface(text):
+        if term in wanted and term not in found:
+            found[term] = word
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def _term(tok: str) -> str:
+    """The index term of one token ('' for a stopword), memoized."""
+    if tok in STOPWORDS:
+        term = ""
+    elif is_hangul(tok):
+        term = korean_stem(tok)
+    elif not is_cjk(tok) and not tok[0].isdigit():
+        term = english_stem(tok)
+    else:
+        term = tok
+    if term in STOPWORDS:
+        term = ""
+    if len(_term_cache) < _TERM_CACHE_MAX:
+        _term_cache[tok] = term
+    return term
 
 
 def query_terms(text: str) -> list[str]:
@@ -211,6 +241,6 @@ def relation(query_term: str, term: str) -> float:
 
 def estimate_tokens(text: str) -> int:
     """CJK-aware token estimate: 1.5 characters per token for CJK, 4.0 for everything else."""
-    cjk = sum(1 for c in text if "\u1100" <= c <= "\ud7a3" or "\u3040" <= c <= "\u9fff")
+    cjk = sum(1 for c in text if _CJK_CHAR.match(c))
     other = len(text) - cjk
     return int(cjk / 1.5 + other / 4.0 + 0.999)

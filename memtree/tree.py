@@ -164,12 +164,12 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
         if n.parent is not None and n.id not in by_id[n.parent].children:
             raise TreeError(f"{source}: node '{n.id}' has parent '{n.parent}', which does not list it in its children")
     for n in nodes:
-        seen = {n.id}
+        chain = [n.id]  # in walk order, so the message shows the cycle as it runs
         p = n.parent
         while p is not None:
-            if p in seen:
-                raise TreeError(f"{source}: parent cycle through node '{n.id}' ({' → '.join([*seen, p])})")
-            seen.add(p)
+            if p in chain:
+                raise TreeError(f"{source}: parent cycle through node '{n.id}' ({' → '.join([*chain, p])})")
+            chain.append(p)
             p = by_id[p].parent
     return Tree(tuple(nodes))
 
