@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog, store, text
+from . import store, text
 from . import tree as treemod
 from .config import Settings, load_settings
 from .errors import EmptyMemory, MemtreeError, QueryError, RootNotFound
@@ -179,6 +179,8 @@ class MemTree:
         report = self.refresh(force=force, progress=progress)
         current = treemod.load(self.root, check_files=False)
         bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
+        from . import catalog
+
         segments = [s for _, s in self._index.segment_list()]
         change = catalog.update(self.root, current, bank, segments, self._index.term_counts)
         if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():

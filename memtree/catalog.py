@@ -128,12 +128,15 @@ def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, tf: Counter[st
     if tf is None:
         tf = Counter(t for c in doc.chunks for t in text.terms(c.text))
 
-    def weight(term: str) -> float:
-        return tf[term] * math.log((n_docs + 1) / (df.get(term, 0) + 1))
-
     taken = {t for kw in out for t in text.terms(kw)}
-    eligible = (t for t in tf if t not in taken and len(t) >= 2 and not t.isdigit())
-    ranked = heapq.nsmallest(AUTO_KEYWORDS, eligible, key=lambda t: (-weight(t), t))
+    log_n = math.log(n_docs + 1)
+    # TF × IDF, best first, ties by the term itself so the choice is deterministic
+    scored = (
+        (-n * (log_n - math.log(df.get(t, 0) + 1)), t)
+        for t, n in tf.items()
+        if t not in taken and len(t) >= 2 and not t.isdigit()
+    )
+    ranked = [t for _, t in heapq.nsmallest(AUTO_KEYWORDS, scored)]
     surface = text.first_surfaces("\n".join(c.text for c in doc.chunks), set(ranked))
     out += [surface.get(t, t) for t in ranked]
     return list(dict.fromkeys(out))

@@ -15,7 +15,6 @@ Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot b
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import sys
@@ -27,7 +26,6 @@ from pathlib import Path
 
 import orjson
 
-from . import chunks as chunking
 from . import store, text
 from .bm25 import Segment
 
@@ -78,6 +76,8 @@ class Report:
 
 def content_hash(data: bytes) -> str:
     """A short, stable content hash (blake2b, 16 bytes)."""
+    import hashlib  # lazy: a search that finds nothing changed never hashes
+
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -255,6 +255,8 @@ class Index:
         except OSError as exc:
             warnings.append(f"{f.path}: skipped ({exc.strerror})")
             return None
+        from . import chunks as chunking  # lazy: only a changed note is parsed
+
         self.skipped.pop(f.path, None)
         doc = chunking.parse(body)
         if doc.meta_error:
@@ -333,9 +335,8 @@ class Index:
 
 
 def build_segment(items: Iterable[_Parsed]) -> Segment:
-    """Build one segment from parsed notes: sort the vocabulary, lay postings out as CSR."""
-    vocab: dict[str, int] = {}
-    rows: list[tuple[int, int, int]] = []  # (term id, doc, tf)
+    """Build one segment from parsed notes: postings per term (already in chunk order), then CSR."""
+    postings: dict[str, tuple[array[int], array[int]]] = {}
     doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
     files: list[str] = []
     for fi, it in enumerate(items):
@@ -347,20 +348,16 @@ def build_segment(items: Iterable[_Parsed]) -> Segment:
             doc_start.append(start)
             doc_end.append(end)
             for t, tf in Counter(terms).items():
-                tid = vocab.setdefault(t, len(vocab))
-                rows.append((tid, d, min(tf, MAX_TF)))
-    terms_sorted = sorted(vocab)
-    rank = {t: i for i, t in enumerate(terms_sorted)}
-    remap = [0] * len(vocab)
-    for t, tid in vocab.items():
-        remap[tid] = rank[t]
-    rows.sort(key=lambda r: (remap[r[0]], r[1]))
-    offsets = array("q", [0] * (len(terms_sorted) + 1))
-    post_doc, post_tf = array("i"), array("H")
-    for tid, d, tf in rows:
-        offsets[remap[tid] + 1] += 1
-        post_doc.append(d)
-        post_tf.append(tf)
-    for i in range(1, len(offsets)):
-        offsets[i] += offsets[i - 1]
+                p = postings.get(t)
+                if p is None:
+                    p = postings[t] = (array("i"), array("H"))
+                p[0].append(d)
+                p[1].append(tf if tf < MAX_TF else MAX_TF)
+    terms_sorted = sorted(postings)
+    offsets, post_doc, post_tf = array("q", [0]), array("i"), array("H")
+    for t in terms_sorted:
+        docs, tfs = postings[t]
+        post_doc.extend(docs)
+        post_tf.extend(tfs)
+        offsets.append(len(post_doc))
     return Segment(terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files)

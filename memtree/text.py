@@ -29,6 +29,7 @@ _HANGUL = "\uac00-\ud7a3\u3130-\u318f"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
 _WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|[^\W\d_{_HANGUL}{_HAN}]+(?:['’][^\W\d_{_HANGUL}{_HAN}]+)?|\d+(?:[.,]\d+)*")
 _term_cache: dict[str, str] = {}
+_surface: dict[str, str] = {}  # index term → the first word that produced it
 _TERM_CACHE_MAX = 1_000_000
 
 # Particles (조사). Longest first when stripping; a stem must keep MIN_STEM syllables.
@@ -191,8 +192,13 @@ def terms_with_surface(text: str) -> list[tuple[str, str]]:
 
 
 def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
-    """The first word of ``text`` that yields each wanted term (keywords show words, not stems)."""
-    found: dict[str, str] = {}
+    """A word that yields each wanted term (keywords show words, not stems).
+
+    Words this process has already tokenized are known without reading ``text`` again.
+    """
+    found = {t: _surface[t] for t in wanted if t in _surface}
+    if len(found) == len(wanted):
+        return found
     for term, word in terms_with_surface(text):
         if term in wanted and term not in found:
             found[term] = word
@@ -215,6 +221,8 @@ def _term(tok: str) -> str:
         term = ""
     if len(_term_cache) < _TERM_CACHE_MAX:
         _term_cache[tok] = term
+        if term:
+            _surface.setdefault(term, tok)
     return term
 
 
