@@ -57,7 +57,10 @@ def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
     created: list[str] = []
     for tier in store.TIERS:
         if not (root / tier).is_dir():
-            (root / tier).mkdir(parents=True, exist_ok=True)
+            try:
+                (root / tier).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # DIR is a file, or not writable: one clear line, not a traceback
+                raise RootNotFound(f"cannot create a memory root in {root}: {exc.strerror or exc}") from None
             created.append(f"{tier}/")
     tree_file = root / treemod.TREE_FILE
     if not tree_file.exists():
@@ -206,8 +209,8 @@ class MemTree:
         qterms = text.query_terms(query)
         if not qterms:
             raise QueryError(
-                f"the query {query!r} has no searchable term (only punctuation or "
-                f"question words such as 뭐/what); add a content word"
+                f"the query {query!r} has no searchable term (only punctuation or very common "
+                f"words such as the/what/뭐야, which memtree does not index); add a content word"
             )
         tree = self.tree
         self._fresh()
@@ -217,7 +220,9 @@ class MemTree:
                 f"{self.root} has no notes in {', '.join(t + '/' for t in tiers)}"
                 + ("" if tier == "all" else " (try --tier all)")
             )
-        key = (query, k, tier, budget, self._index.version, self._tree_stamp)
+        # Why: a skipped note (not UTF-8, a symlink loop) does not bump the index version, yet its
+        # warning must reach the caller, so the warnings are part of the key.
+        key = (query, k, tier, budget, self._index.version, self._tree_stamp, tuple(self._warnings))
         if cache and key in self._cache:
             return self._cache[key]
         if self._keywords is None:

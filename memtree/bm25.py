@@ -15,11 +15,16 @@ On an exact-token corpus (no related terms) this is textbook BM25 with the desig
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import text
+
+if TYPE_CHECKING:
+    from .tree import Route
 
 _TOP = "\U0010ffff"
 
@@ -140,12 +145,60 @@ class Scored:
     matches: list[list[tuple[dict[int, float], set[int]]]]  # [term][segment] → (soft tf, exact chunks)
     partial: float = text.PARTIAL
 
+    segments: Sequence[Segment] = ()
+
     def strength(self, term_index: int, segment: int, doc: int) -> float:
         """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, else 0."""
         acc, exact = self.matches[term_index][segment]
         if doc in exact:
             return text.EXACT
         return self.partial if doc in acc else 0.0
+
+    def raw(self, segment: int, doc: int) -> float:
+        """The BM25 score of one chunk."""
+        return self.scores[segment].get(doc, 0.0)
+
+    def top(
+        self,
+        k: int,
+        allowed_tiers: frozenset[str],
+        file_routes: list[dict[int, Route]],
+        tree_weight: float,
+        bm25_weight: float,
+    ) -> tuple[list[tuple[float, int, int]], float]:
+        """Best ``k`` chunks by ``tree_weight × tree + bm25_weight × bm25 / max bm25``, and max bm25.
+
+        A routed note none of whose chunks matched a term still offers its first chunk (the
+        tree's parent fallback can route to notes by category keywords alone).
+        """
+        allowed = [seg.files_in(allowed_tiers) for seg in self.segments]
+        top_bm = 0.0
+        for si, seg in enumerate(self.segments):
+            doc_file, ok = seg.doc_file, allowed[si]
+            for d, sc in self.scores[si].items():
+                if sc > top_bm and doc_file[d] in ok:
+                    top_bm = sc
+        scale = bm25_weight / top_bm if top_bm else 0.0
+        candidates: list[tuple[float, int, int]] = []  # negated positions: ties go to the earlier chunk
+        for si, seg in enumerate(self.segments):
+            doc_file, ok, by_file = seg.doc_file, allowed[si], file_routes[si]
+            seen_files = set()
+            for d, sc in self.scores[si].items():
+                f = doc_file[d]
+                if f not in ok:
+                    continue
+                rt = by_file.get(f)
+                if rt is None:
+                    candidates.append((scale * sc, -si, -d))
+                else:
+                    seen_files.add(f)
+                    candidates.append((scale * sc + tree_weight * rt.score, -si, -d))
+            for f, rt in by_file.items():
+                if f not in seen_files and f in ok:
+                    first = seg.first_doc(f)
+                    if first is not None and seg.live[first]:
+                        candidates.append((tree_weight * rt.score, -si, -first))
+        return [(kw, -nsi, -nd) for kw, nsi, nd in heapq.nlargest(k, candidates)], top_bm
 
 
 def score(
@@ -174,4 +227,4 @@ def score(
             get = out.get
             for d, tf in acc.items():
                 out[d] = get(d, 0.0) + w_idf * tf / (tf + norm + slope * doc_len[d])
-    return Scored(scores, stats, matches, partial)
+    return Scored(scores, stats, matches, partial, segments)

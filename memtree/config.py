@@ -108,6 +108,13 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
                 raise ConfigError(f"{source}: {section}.{key} must be a number, got {value!r}")
             if value < 0:
                 raise ConfigError(f"{source}: {section}.{key} must not be negative")
-            changes[key] = type(default)(value)
+            # Why the annotation, not type(default): cache_ttl_s defaults to the int 1800 but is a
+            # float setting, and 0.5 must not become 0; an int setting must not silently drop 2.5's half.
+            if known[key].type in ("int", int):
+                if value != int(value):
+                    raise ConfigError(f"{source}: {section}.{key} must be a whole number, got {value!r}")
+                changes[key] = int(value)
+            else:
+                changes[key] = float(value)
         settings = replace(settings, **{section: replace(current, **changes)})
     return settings

@@ -10,11 +10,11 @@ decides rejection: below ``reject_threshold`` memtree returns nothing rather tha
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from . import bm25, text
+from . import bm25, dense, text
 from .config import SearchSettings
 from .index import Index
 from .tree import KeywordIndex, Route, Tree, route
@@ -72,15 +72,13 @@ def run(
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring."""
     segments = [seg for _, seg in index.segment_list()]
-    scored = bm25.score(segments, qterms, settings.partial_match, settings.k1, settings.b)
+    postings = sum(len(seg.post_doc) for seg in segments)
+    backend: Any = dense if postings >= dense.DENSE_MIN_POSTINGS and dense.available() else bm25
+    scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b)
     idfs = [st.idf for st in scored.stats]
     routes = route(keywords, qterms, idfs, settings.partial_match)
     routed = {tree.by_id[r].path: rt for r, rt in routes.items()}
-    allowed_tiers = frozenset(tiers)
     tw, bw = settings.tree_weight, settings.bm25_weight
-
-    # Per segment: the files in allowed tiers, and the tree score of each routed file.
-    allowed = [seg.files_in(allowed_tiers) for seg in segments]
     file_routes: list[dict[int, Route]] = []
     for seg in segments:
         by_file = {}
@@ -89,35 +87,7 @@ def run(
             if fi is not None and fi not in seg.dead_files:
                 by_file[fi] = rt
         file_routes.append(by_file)
-    top_bm = 0.0
-    for si, seg in enumerate(segments):
-        doc_file, ok = seg.doc_file, allowed[si]
-        for d, sc in scored.scores[si].items():
-            if sc > top_bm and doc_file[d] in ok:
-                top_bm = sc
-    scale = bw / top_bm if top_bm else 0.0
-    candidates: list[tuple[float, int, int]] = []
-    for si, seg in enumerate(segments):
-        doc_file, ok, by_file = seg.doc_file, allowed[si], file_routes[si]
-        seen_files = set()
-        for d, sc in scored.scores[si].items():
-            f = doc_file[d]
-            if f not in ok:
-                continue
-            rt = by_file.get(f)
-            if rt is None:
-                candidates.append((scale * sc, -si, -d))
-            else:
-                seen_files.add(f)
-                candidates.append((scale * sc + tw * rt.score, -si, -d))
-        # Parent fallback may route to a note none of whose chunks holds a query term: offer its first chunk.
-        for f, rt in by_file.items():
-            if f not in seen_files and f in ok:
-                d = seg.first_doc(f)
-                if d is not None and seg.live[d]:
-                    candidates.append((tw * rt.score, -si, -d))
-    # ties go to the earlier chunk: candidates carry negated positions
-    top = [(kw, -nsi, -nd) for kw, nsi, nd in heapq.nlargest(k, candidates)]
+    top, top_bm = scored.top(k, frozenset(tiers), file_routes, tw, bw)
     total_idf = sum(idfs) or 1.0
     ranked = []
     for keyword, si, d in top:
@@ -151,7 +121,7 @@ def run(
         matched = tuple(
             q for qi, q in enumerate(qterms) if scored.strength(qi, si, d) or (rt is not None and qi in rt.terms)
         )
-        raw = scored.scores[si].get(d, 0.0)
+        raw = scored.raw(si, d)
         signals = {
             "tree": round(rt.score if rt else 0.0, 4),
             "bm25": round(raw, 4),

@@ -29,7 +29,6 @@ _HANGUL = "\uac00-\ud7a3\u3130-\u318f"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
 _WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|[^\W\d_{_HANGUL}{_HAN}]+(?:['’][^\W\d_{_HANGUL}{_HAN}]+)?|\d+(?:[.,]\d+)*")
 _term_cache: dict[str, str] = {}
-_surface: dict[str, str] = {}  # index term → the first word that produced it
 _TERM_CACHE_MAX = 1_000_000
 
 # Particles (조사). Longest first when stripping; a stem must keep MIN_STEM syllables.
@@ -82,7 +81,7 @@ STOPWORDS = frozenset(
 EXACT = 1.0
 PARTIAL = 0.7
 
-# The scripts counted at 1.5 characters per token: the Hangul and Han/Kana ranges of _TOKEN.
+# The scripts counted at 1.5 characters per token: Hangul (with Jamo) and Han/Kana.
 # Why: a single U+1100..U+D7A3 range also swallowed punctuation, arrows and Latin Extended (—, →, ệ).
 _CJK_CHAR = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -192,13 +191,12 @@ def terms_with_surface(text: str) -> list[tuple[str, str]]:
 
 
 def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
-    """A word that yields each wanted term (keywords show words, not stems).
+    """The first word of ``text`` that yields each wanted term (keywords show words, not stems).
 
-    Words this process has already tokenized are known without reading ``text`` again.
+    Why not a process-wide term → word memo: the word would come from whatever the process read
+    first (another note, a query), so tree-index.json would depend on the process's history.
     """
-    found = {t: _surface[t] for t in wanted if t in _surface}
-    if len(found) == len(wanted):
-        return found
+    found: dict[str, str] = {}
     for term, word in terms_with_surface(text):
         if term in wanted and term not in found:
             found[term] = word
@@ -221,8 +219,6 @@ def _term(tok: str) -> str:
         term = ""
     if len(_term_cache) < _TERM_CACHE_MAX:
         _term_cache[tok] = term
-        if term:
-            _surface.setdefault(term, tok)
     return term
 
 

@@ -1,0 +1,223 @@
+"""The same BM25 as :mod:`memtree.bm25`, vectorized with numpy for large indexes.
+
+Pure-Python scoring walks every posting of every query term in the interpreter; past a few
+hundred thousand postings that is what a query costs. This backend reads the same segments
+through zero-copy numpy views and keeps everything sparse: a query term's postings are
+gathered with slicing, merged with ``unique``/``bincount``, scored in one vector expression,
+and ranked with ``argpartition`` — work proportional to the postings touched, never to the size
+of the index. numpy is imported only here, and only for indexes of at least
+``DENSE_MIN_POSTINGS`` postings, so small memories keep their fast cold start. Tests hold both
+backends to the same scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import text
+from .bm25 import Segment, TermStats, idf
+
+if TYPE_CHECKING:
+    from .tree import Route
+
+DENSE_MIN_POSTINGS = 400_000
+"""Indexes with fewer postings are scored in pure Python (no numpy import on a cold start)."""
+
+
+def available() -> bool:
+    """True when numpy can be imported."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _views(seg: Segment) -> dict[str, Any]:
+    """numpy views of a segment's columns, made once per segment (and per set of dead files)."""
+    import numpy as np
+
+    cache = seg.__dict__.get("_np")
+    if cache is None or cache["dead"] is not seg.dead_files:
+        doc_file = np.frombuffer(seg.doc_file, dtype=np.int32)
+        cache = {
+            "dead": seg.dead_files,
+            "post_doc": np.frombuffer(seg.post_doc, dtype=np.int32),
+            "post_tf": np.frombuffer(seg.post_tf, dtype=np.uint16),
+            "doc_len": np.frombuffer(seg.doc_len, dtype=np.int32),
+            "doc_file": doc_file,
+            "file_start": np.searchsorted(doc_file, np.arange(len(seg.files) + 1)).tolist(),
+            "live": np.frombuffer(bytes(seg.live), dtype=np.uint8).astype(bool),
+            "tiers": {},
+        }
+        seg.__dict__["_np"] = cache
+    return cache
+
+
+def _merge(docs: Any, weights: Any) -> tuple[Any, Any]:
+    """Sum weights per document: sorted unique documents and their totals."""
+    import numpy as np
+
+    if docs.size == 0:
+        return docs, weights
+    uniq, inverse = np.unique(docs, return_inverse=True)
+    return uniq, np.bincount(inverse, weights=weights, minlength=uniq.size)
+
+
+def _member(sorted_docs: Any, doc: int) -> bool:
+    import numpy as np
+
+    i = int(np.searchsorted(sorted_docs, doc))
+    return i < sorted_docs.size and int(sorted_docs[i]) == doc
+
+
+class DenseScored:
+    """Sparse per-segment (chunks, scores) arrays; the interface of :class:`memtree.bm25.Scored`."""
+
+    def __init__(
+        self,
+        segments: Sequence[Segment],
+        stats: list[TermStats],
+        scored: list[tuple[Any, Any]],
+        matched: list[list[tuple[Any, Any]]],
+        partial: float,
+    ) -> None:
+        self.segments = segments
+        self.stats = stats
+        self._scored = scored  # [segment] → (sorted chunks, bm25)
+        self._matched = matched  # [term][segment] → (sorted chunks matched, sorted chunks matched exactly)
+        self.partial = partial
+
+    def strength(self, term_index: int, segment: int, doc: int) -> float:
+        """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, else 0."""
+        docs, exact = self._matched[term_index][segment]
+        if _member(exact, doc):
+            return text.EXACT
+        return self.partial if _member(docs, doc) else 0.0
+
+    def raw(self, segment: int, doc: int) -> float:
+        """The BM25 score of one chunk."""
+        import numpy as np
+
+        docs, scores = self._scored[segment]
+        i = int(np.searchsorted(docs, doc))
+        return float(scores[i]) if i < docs.size and int(docs[i]) == doc else 0.0
+
+    def top(
+        self,
+        k: int,
+        allowed_tiers: frozenset[str],
+        file_routes: list[dict[int, Route]],
+        tree_weight: float,
+        bm25_weight: float,
+    ) -> tuple[list[tuple[float, int, int]], float]:
+        """Best ``k`` chunks by ``tree_weight × tree + bm25_weight × bm25 / max bm25``, and max bm25."""
+        import numpy as np
+
+        per_seg = []
+        top_bm = 0.0
+        for si in range(len(self.segments)):
+            docs, scores = self._scored[si]
+            ok = self._tier_mask(si, allowed_tiers)[docs] if docs.size else np.zeros(0, dtype=bool)
+            docs, scores = docs[ok], scores[ok]
+            per_seg.append((docs, scores))
+            if scores.size:
+                top_bm = max(top_bm, float(scores.max()))
+        scale = bm25_weight / top_bm if top_bm else 0.0
+        best: list[tuple[float, int, int]] = []
+        for si, seg in enumerate(self.segments):
+            docs, scores = per_seg[si]
+            views = _views(seg)
+            keyword = scores * scale
+            routes = file_routes[si]
+            if routes:
+                bonus = np.zeros(len(seg.files))
+                for f, rt in routes.items():
+                    bonus[f] = tree_weight * rt.score
+                keyword = keyword + bonus[views["doc_file"][docs]]
+                present = set(np.unique(views["doc_file"][docs]).tolist())
+                mask = self._tier_mask(si, allowed_tiers)
+                extra = [views["file_start"][f] for f in routes if f not in present]
+                extra = [d for d in extra if d < len(seg.doc_file) and mask[d]]
+                if extra:  # parent fallback: a routed note none of whose chunks matched a term
+                    docs = np.concatenate([docs, np.array(extra, dtype=docs.dtype)])
+                    keyword = np.concatenate([keyword, bonus[views["doc_file"][extra]]])
+            if docs.size > k:
+                part = np.argpartition(-keyword, k - 1)[:k]
+                docs, keyword = docs[part], keyword[part]
+            best += [(float(kw), si, int(d)) for kw, d in zip(keyword.tolist(), docs.tolist())]
+        best.sort(key=lambda c: (-c[0], c[1], c[2]))
+        return best[:k], top_bm
+
+    def _tier_mask(self, si: int, tiers: frozenset[str]) -> Any:
+        import numpy as np
+
+        seg = self.segments[si]
+        views = _views(seg)
+        mask = views["tiers"].get(tiers)
+        if mask is None:
+            files = np.zeros(len(seg.files), dtype=bool)
+            files[sorted(seg.files_in(tiers))] = True
+            mask = files[views["doc_file"]] & views["live"]
+            views["tiers"][tiers] = mask
+        return mask
+
+
+def score(
+    segments: Sequence[Segment], qterms: Sequence[str], partial: float = text.PARTIAL, k1: float = 1.2, b: float = 0.75
+) -> DenseScored:
+    """BM25 of the live chunks holding any query term (see :func:`memtree.bm25.score`)."""
+    import numpy as np
+
+    n_docs = sum(s.n_live for s in segments)
+    total_len = sum(s.live_len for s in segments)
+    avgdl = total_len / n_docs if n_docs else 1.0
+    views = [_views(seg) for seg in segments]
+    soft: list[list[tuple[Any, Any]]] = []  # [term][segment] → (chunks, soft tf)
+    matched: list[list[tuple[Any, Any]]] = []
+    stats: list[TermStats] = []
+    empty = np.zeros(0, dtype=np.int32)
+    for q in qterms:
+        soft_q, matched_q = [], []
+        df = 0
+        for seg, v in zip(segments, views):
+            parts, weights, exact = [], [], []
+            for lo, hi, w in seg.expand(q, partial):
+                s, e = seg.offsets[lo], seg.offsets[hi]
+                if e > s:
+                    parts.append(v["post_doc"][s:e])
+                    weights.append(v["post_tf"][s:e] * w)
+                    if w == text.EXACT:
+                        exact.append(v["post_doc"][s:e])
+            if not parts:
+                soft_q.append((empty, np.zeros(0)))
+                matched_q.append((empty, empty))
+                continue
+            docs, tf = _merge(np.concatenate(parts), np.concatenate(weights))
+            ex = np.concatenate(exact) if exact else empty  # one exact term: already sorted, unique
+            if seg.n_live != len(seg.doc_len):
+                alive = v["live"][docs]
+                docs, tf = docs[alive], tf[alive]
+                ex = ex[v["live"][ex]]
+            df += int(docs.size)
+            soft_q.append((docs, tf))
+            matched_q.append((docs, ex))
+        soft.append(soft_q)
+        matched.append(matched_q)
+        stats.append(TermStats(q, df, idf(n_docs, df)))
+    norm = k1 * (1.0 - b)
+    slope = k1 * b / avgdl if avgdl else 0.0
+    scored = []
+    for si, v in enumerate(views):
+        parts, contrib = [], []
+        for st, soft_q in zip(stats, soft):
+            docs, tf = soft_q[si]
+            if docs.size:
+                parts.append(docs)
+                contrib.append(st.idf * (k1 + 1.0) * tf / (tf + norm + slope * v["doc_len"][docs]))
+        if parts:
+            scored.append(_merge(np.concatenate(parts), np.concatenate(contrib)))
+        else:
+            scored.append((empty, np.zeros(0)))
+    return DenseScored(segments, stats, scored, matched, partial)
