@@ -42,6 +42,8 @@ class Segment:
     doc_start: Sequence[int]
     doc_end: Sequence[int]
     files: list[str]
+    file_start: Sequence[int]  # chunks of file f are file_start[f] .. file_start[f + 1] - 1
+    file_len: Sequence[int]  # total length (in terms) of each file's chunks
     dead_files: frozenset[int] = frozenset()
     live: bytearray = field(init=False, repr=False)
     n_live: int = field(init=False)
@@ -53,9 +55,15 @@ class Segment:
     def set_dead(self, dead_files: frozenset[int]) -> None:
         """Mark every chunk of the given files dead (their newer version lives elsewhere)."""
         self.dead_files = dead_files
-        self.live = bytearray(1 if f not in dead_files else 0 for f in self.doc_file)
-        self.n_live = sum(self.live)
-        self.live_len = sum(n for n, alive in zip(self.doc_len, self.live) if alive)
+        n_docs = len(self.doc_len)
+        self.live = bytearray(b"\x01") * n_docs
+        self.n_live, self.live_len = n_docs, sum(self.file_len)
+        starts = self.file_start
+        for f in dead_files:
+            lo, hi = starts[f], starts[f + 1]
+            self.live[lo:hi] = bytes(hi - lo)
+            self.n_live -= hi - lo
+            self.live_len -= self.file_len[f]
 
     def file_id(self, path: str) -> int | None:
         """Index of ``path`` in this segment's files, or None."""
@@ -72,9 +80,9 @@ class Segment:
         return cache[tiers]
 
     def first_doc(self, file_id: int) -> int | None:
-        """The first chunk of a file (chunks are laid out file by file)."""
-        d = bisect.bisect_left(self.doc_file, file_id)
-        return d if d < len(self.doc_file) and self.doc_file[d] == file_id else None
+        """The first chunk of a file, or None for a file without chunks."""
+        lo, hi = self.file_start[file_id], self.file_start[file_id + 1]
+        return lo if hi > lo else None
 
     def expand(self, q: str, partial: float) -> list[tuple[int, int, float]]:
         """Term-id ranges ``(lo, hi, weight)`` related to query term ``q`` in this segment."""

@@ -237,13 +237,17 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None) -> None:
     for n, line in enumerate(sys.stdin.buffer, 1):
         if not line.strip():
             continue
+        item: Any = None
         try:
             item = orjson.loads(line)
             qid, query = item["id"], item["query"]
             if not isinstance(query, str):
                 raise TypeError("query must be a string")
         except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
-            out.write(orjson.dumps({"id": None, "line": n, "error": f"bad input line: {exc}", "hits": []}) + b"\n")
+            # keep the id when the line has one, so the caller can pair the error with its question
+            qid = item.get("id") if isinstance(item, dict) else None
+            why = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+            out.write(orjson.dumps({"id": qid, "line": n, "error": f"bad input line: {why}", "hits": []}) + b"\n")
             continue
         try:
             result = mt.search(query, k=k, tier=tier, budget=budget)

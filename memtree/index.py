@@ -29,9 +29,10 @@ import orjson
 from . import store, text
 from .bm25 import Segment
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 INDEX_DIR = "index"
 MANIFEST = "manifest.json"
+VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell cheaply whether to reload
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
 MAX_TF = 65_535
@@ -43,6 +44,8 @@ _ARRAYS = {
     "doc_file": "i",
     "doc_start": "i",
     "doc_end": "i",
+    "file_start": "q",
+    "file_len": "q",
 }
 
 
@@ -165,14 +168,20 @@ class Index:
         try:
             ctx = store.locked(self.dir.parent / "index.lock") if self.persist else contextlib.nullcontext()
             with ctx:
-                if self.persist and not force:
-                    self.load()
+                if self.persist and not force and self._disk_version() != self.version:
+                    self.load()  # another process refreshed while we waited for the lock
                 self._apply(disk, report, force, progress)
         except PermissionError:
             self.persist = False
             self.warnings.append(f"{self.dir.parent} is not writable; the index is kept in memory only")
             self._apply(disk, report, force, progress)
         return report
+
+    def _disk_version(self) -> int:
+        try:
+            return int((self.dir / VERSION_FILE).read_text())
+        except (OSError, ValueError):
+            return -1
 
     def _stale(self, disk: list[store.FileStat]) -> bool:
         seen = 0
@@ -320,7 +329,8 @@ class Index:
                 p: [e.tier, e.mtime_ns, e.size, e.hash, e.segment, e.chunks] for p, e in sorted(self.files.items())
             },
         }
-        store.atomic_write(self.dir / MANIFEST, orjson.dumps(doc))
+        store.atomic_write(self.dir / MANIFEST, orjson.dumps(doc), durable=False)
+        store.atomic_write(self.dir / VERSION_FILE, str(self.version).encode(), durable=False)
 
     # --- reading ------------------------------------------------------------------------
 
@@ -339,8 +349,11 @@ def build_segment(items: Iterable[_Parsed]) -> Segment:
     postings: dict[str, tuple[array[int], array[int]]] = {}
     doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
     files: list[str] = []
+    file_start, file_len = array("q", [0]), array("q")
     for fi, it in enumerate(items):
         files.append(it.path)
+        file_len.append(sum(len(terms) for _, _, terms in it.chunks))
+        file_start.append(file_start[-1] + len(it.chunks))
         for start, end, terms in it.chunks:
             d = len(doc_len)
             doc_len.append(len(terms))
@@ -360,4 +373,6 @@ def build_segment(items: Iterable[_Parsed]) -> Segment:
         post_doc.extend(docs)
         post_tf.extend(tfs)
         offsets.append(len(post_doc))
-    return Segment(terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files)
+    return Segment(
+        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
+    )

@@ -6,8 +6,8 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 TIERS = ("recall", "bank", "memory")
 """Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
@@ -16,8 +16,7 @@ STATE_DIR = ".memtree"
 ARCHIVE_DIR = "_archive"
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     """A note on disk: its root-relative POSIX path, tier, mtime in ns and size in bytes."""
 
     path: str
@@ -26,13 +25,13 @@ class FileStat:
     size: int
 
 
+_IGNORED_PREFIXES = (".", "~", "#")
+_IGNORED_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".part")
+
+
 def _ignored(name: str) -> bool:
     """Hidden files, editor swap/backup/temp files and the archive are never indexed."""
-    return (
-        name.startswith((".", "~", "#"))
-        or name.endswith(("~", ".swp", ".swo", ".tmp", ".bak", ".part"))
-        or name == ARCHIVE_DIR
-    )
+    return name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR
 
 
 def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], list[str]]:
@@ -44,48 +43,39 @@ def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], li
     found: list[FileStat] = []
     warnings: list[str] = []
     for tier in tiers:
-        top = root / tier
-        if not top.is_dir():
+        top = os.path.join(root, tier)
+        if not os.path.isdir(top):
             continue
         seen: set[tuple[int, int]] = set()
-        for stat in _walk_dir(top, f"{tier}", seen, warnings):
-            found.append(FileStat(stat[0], tier, stat[1], stat[2]))
+        stack = [(top, tier)]
+        while stack:
+            folder, rel = stack.pop()
+            try:
+                st = os.stat(folder)
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    warnings.append(f"{rel}: skipped, a symlink loop leads back to a folder already indexed")
+                    continue
+                seen.add(key)
+                entries = list(os.scandir(folder))
+            except OSError as exc:
+                warnings.append(f"{rel}: skipped ({exc.strerror or exc})")
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR:
+                    continue
+                child = f"{rel}/{name}"
+                try:
+                    if entry.is_dir():
+                        stack.append((entry.path, child))
+                    elif name.endswith(NOTE_SUFFIXES) and entry.is_file():
+                        est = entry.stat()
+                        found.append(FileStat(child, tier, est.st_mtime_ns, est.st_size))
+                except OSError as exc:
+                    warnings.append(f"{child}: skipped ({exc.strerror or exc})")
     found.sort(key=lambda f: f.path)
     return found, warnings
-
-
-def _walk_dir(path: Path, rel: str, seen: set[tuple[int, int]], warnings: list[str]) -> Iterator[tuple[str, int, int]]:
-    try:
-        st = path.stat()
-    except OSError as exc:
-        warnings.append(f"{rel}: skipped ({exc.strerror})")
-        return
-    key = (st.st_dev, st.st_ino)
-    if key in seen:
-        warnings.append(f"{rel}: skipped, a symlink loop leads back to a folder already indexed")
-        return
-    seen.add(key)
-    try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
-    except OSError as exc:
-        warnings.append(f"{rel}: skipped ({exc.strerror})")
-        return
-    for entry in entries:
-        if _ignored(entry.name):
-            continue
-        child = f"{rel}/{entry.name}"
-        try:
-            is_dir = entry.is_dir()
-            if is_dir:
-                yield from _walk_dir(Path(entry.path), child, seen, warnings)
-                continue
-            if not entry.name.endswith(NOTE_SUFFIXES) or not entry.is_file():
-                continue
-            st = entry.stat()
-        except OSError as exc:
-            warnings.append(f"{child}: skipped ({exc.strerror or exc})")
-            continue
-        yield child, st.st_mtime_ns, st.st_size
 
 
 def read_note(path: Path) -> str:
@@ -97,20 +87,27 @@ def read_note(path: Path) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename."""
+def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename.
+
+    ``durable=False`` skips the fsyncs: readers still never see a partial file (rename is
+    atomic), only a power cut may lose the write — right for rebuildable state in .memtree/.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
