@@ -282,7 +282,8 @@ class MemTree:
             if self._index.load() or self._index.segments
             else tuple(f.path for f in disk)
         )
-        stale += tuple(sorted(p for p in self._index.files if p not in {f.path for f in disk}))
+        on_disk = {f.path for f in disk}  # once: building it per note made status quadratic
+        stale += tuple(sorted(p for p in self._index.files if p not in on_disk))
         tree = treemod.load(self.root, check_files=False)
         tiers = {}
         for tier in store.TIERS:

@@ -91,8 +91,11 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
         fence = _FENCE.match(line)
         if fence:
             marker = fence.group(1)
+            # CommonMark: only a bare fence of the same character, at least as long, closes the block
+            # (a ```` block may show a ``` example; ```python inside a ``` block is content).
+            close = re.compile(rf"^\s{{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
             j = i + 1
-            while j < n and not lines[j].strip().startswith(marker[:3]):
+            while j < n and not close.match(lines[j]):
                 j += 1
             end = min(j, n - 1)
             out.append((i, end, "code"))

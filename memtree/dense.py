@@ -55,12 +55,16 @@ def _views(seg: Segment) -> dict[str, Any]:
     return cache
 
 
-def _merge(docs: Any, weights: Any) -> tuple[Any, Any]:
+def _merge(docs: Any, weights: Any, n_docs: int) -> tuple[Any, Any]:
     """Sum weights per document: sorted unique documents and their totals."""
     import numpy as np
 
     if docs.size == 0:
         return docs, weights
+    if docs.size * 16 > n_docs:  # many postings: one pass over a dense array beats sorting them
+        acc = np.bincount(docs, weights=weights, minlength=n_docs)
+        nz = np.flatnonzero(acc)
+        return nz, acc[nz]
     uniq, inverse = np.unique(docs, return_inverse=True)
     return uniq, np.bincount(inverse, weights=weights, minlength=uniq.size)
 
@@ -194,7 +198,10 @@ def score(
                 soft_q.append((empty, np.zeros(0)))
                 matched_q.append((empty, empty))
                 continue
-            docs, tf = _merge(np.concatenate(parts), np.concatenate(weights))
+            if len(parts) == 1:  # one term's postings are already sorted by chunk and unique
+                docs, tf = parts[0], weights[0]
+            else:
+                docs, tf = _merge(np.concatenate(parts), np.concatenate(weights), len(seg.doc_len))
             ex = np.concatenate(exact) if exact else empty  # one exact term: already sorted, unique
             if seg.n_live != len(seg.doc_len):
                 alive = v["live"][docs]
@@ -217,7 +224,7 @@ def score(
                 parts.append(docs)
                 contrib.append(st.idf * (k1 + 1.0) * tf / (tf + norm + slope * v["doc_len"][docs]))
         if parts:
-            scored.append(_merge(np.concatenate(parts), np.concatenate(contrib)))
+            scored.append(_merge(np.concatenate(parts), np.concatenate(contrib), len(segments[si].doc_len)))
         else:
             scored.append((empty, np.zeros(0)))
     return DenseScored(segments, stats, scored, matched, partial)

@@ -93,13 +93,12 @@ def run(
     for keyword, si, d in top:
         seg = segments[si]
         rt = file_routes[si].get(seg.doc_file[d])
-        coverage = 0.0
-        for qi, w in enumerate(idfs):
-            st = scored.strength(qi, si, d)
-            if rt is not None:
-                st = max(st, rt.terms.get(qi, 0.0))
-            coverage += w * st
-        ranked.append((keyword, coverage / total_idf, si, d, rt))
+        # how each query term is evidenced: in the chunk's text, or in its node's keywords
+        strengths = [scored.strength(qi, si, d) for qi in range(len(qterms))]
+        if rt is not None:
+            strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
+        coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+        ranked.append((keyword, coverage, si, d, rt, strengths))
 
     reason = None
     best_cov = max((r[1] for r in ranked), default=0.0)
@@ -108,7 +107,7 @@ def run(
         ranked = []
     hits = []
     left = budget
-    for keyword, coverage, si, d, rt in ranked:
+    for keyword, coverage, si, d, rt, strengths in ranked:
         seg = segments[si]
         path = seg.files[seg.doc_file[d]]
         node = tree.by_path.get(path)
@@ -118,9 +117,7 @@ def run(
         if left is not None:
             chunk_text, truncated, used = _fit(chunk_text, left)
             left -= used
-        matched = tuple(
-            q for qi, q in enumerate(qterms) if scored.strength(qi, si, d) or (rt is not None and qi in rt.terms)
-        )
+        matched = tuple(q for q, st in zip(qterms, strengths) if st)
         raw = scored.raw(si, d)
         signals = {
             "tree": round(rt.score if rt else 0.0, 4),

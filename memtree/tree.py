@@ -11,7 +11,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -199,14 +199,13 @@ def load(root: Path, check_files: bool = True) -> Tree:
 # --- routing -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """A node the query was routed to: its tree score and the keywords that matched."""
 
     node: str
     score: float
     keywords: tuple[str, ...]
-    terms: dict[int, float] = field(default_factory=dict)  # query term index → match strength
+    terms: dict[int, float]  # query term index → match strength
     via: str | None = None  # the category node climbed to, when reached by parent fallback
 
 
@@ -226,24 +225,29 @@ class KeywordIndex:
 
     def matches(self, q: str) -> Iterable[tuple[str, str, float]]:
         """(node id, keyword, strength) for every keyword term related to query term ``q``."""
-        lo = bisect.bisect_left(self.terms, q)
-        if text.is_cjk(q):
-            hi = bisect.bisect_left(self.terms, q + "\U0010ffff")
-            candidates = range(lo, hi)
-            prefixes = [q[:i] for i in range(1, len(q))]
-        else:
-            hi = bisect.bisect_right(self.terms, q)
-            candidates, prefixes = range(lo, hi), []
-        for i in candidates:
-            strength = text.relation(q, self.terms[i])
+        terms, entries = self.terms, self.entries
+        lo = bisect.bisect_left(terms, q)
+        if not text.is_cjk(q):
+            for i in range(lo, bisect.bisect_right(terms, q, lo)):
+                yield entries[i][0], entries[i][1], text.EXACT
+            return
+        # every term in [q, q + U+10FFFF) starts with q: exact when equal, else a prefix match
+        for i in range(lo, bisect.bisect_left(terms, q + "\U0010ffff", lo)):
+            strength = (
+                text.relation(q, terms[i])
+                if len(q) < text.MIN_STEM
+                else (text.EXACT if terms[i] == q else text.PARTIAL)
+            )
             if strength:
-                yield self.entries[i][0], self.entries[i][1], strength
-        for p in prefixes:
-            j = bisect.bisect_left(self.terms, p)
-            while j < len(self.terms) and self.terms[j] == p:
-                strength = text.relation(q, p)
-                if strength:
-                    yield self.entries[j][0], self.entries[j][1], strength
+                yield entries[i][0], entries[i][1], strength
+        for size in range(1, len(q)):
+            p = q[:size]
+            strength = text.relation(q, p)
+            if not strength:
+                continue
+            j = bisect.bisect_left(terms, p)
+            while j < len(terms) and terms[j] == p:
+                yield entries[j][0], entries[j][1], strength
                 j += 1
 
 
