@@ -140,8 +140,10 @@ def run(
             truncated,
         )
         hits.append(hit)
-    # recall/ is the hot buffer: its hits come before bank/ and memory/ hits (stable otherwise).
-    hits.sort(key=lambda h: 0 if h.tier == "recall" else 1)
+    # recall/ is the hot buffer: its confident hits come before bank/ and memory/ hits.
+    # A weak recall excerpt (below the rejection threshold on its own) keeps its rank.
+    threshold = settings.reject_threshold
+    hits.sort(key=lambda h: 0 if h.tier == "recall" and h.signals["coverage"] >= threshold else 1)
     weights = {"tree": tw, "bm25": bw}
     return SearchResult(query, tuple(qterms), tuple(hits), reason, tuple(scored.stats), (), weights)
 
