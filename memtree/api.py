@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -151,6 +152,12 @@ class MemTree:
     @property
     def tree(self) -> treemod.Tree:
         """The validated tree (re-read when tree-index.json changes on disk)."""
+        tree = self._parsed_tree()
+        treemod.check_files(tree, self.root, source=str(self.root / treemod.TREE_FILE))
+        return tree
+
+    def _parsed_tree(self) -> treemod.Tree:
+        """The tree, parsed and checked except for node files (re-read when the file changes)."""
         path = self.root / treemod.TREE_FILE
         try:
             st = path.stat()
@@ -158,7 +165,7 @@ class MemTree:
         except FileNotFoundError:
             stamp = (0, 0)
         if self._tree is None or stamp != self._tree_stamp:
-            self._tree = treemod.load(self.root)
+            self._tree = treemod.load(self.root, check_files=False)
             self._tree_stamp = stamp
             self._keywords = None
         return self._tree
@@ -212,8 +219,10 @@ class MemTree:
                 f"the query {query!r} has no searchable term (only punctuation or very common "
                 f"words such as the/what/뭐야, which memtree does not index); add a content word"
             )
-        tree = self.tree
+        tree = self._parsed_tree()
         self._fresh()
+        # the refresh has just seen every note on disk: only node files outside the tiers need a stat
+        treemod.check_files(tree, self.root, self._index.files, str(self.root / treemod.TREE_FILE))
         tiers = TIER_CHOICES[tier]
         if not any(e.tier in tiers for e in self._index.files.values()):
             raise EmptyMemory(
@@ -226,7 +235,7 @@ class MemTree:
         if cache and key in self._cache:
             return self._cache[key]
         if self._keywords is None:
-            self._keywords = treemod.KeywordIndex(tree)
+            self._keywords = self._keyword_index(tree)
         lines_cache: dict[str, list[str]] = {}
 
         def read_lines(path: str) -> list[str]:
@@ -247,6 +256,24 @@ class MemTree:
         if cache:
             self._cache[key] = result
         return result
+
+    def _keyword_index(self, tree: treemod.Tree) -> treemod.KeywordIndex:
+        """The tree's keyword index, from .memtree/ when made from this very tree file."""
+        import orjson
+
+        cache = self.root / store.STATE_DIR / "keywords.json"
+        try:
+            found = treemod.KeywordIndex.from_json(tree, orjson.loads(cache.read_bytes()))
+        except (OSError, ValueError, KeyError, TypeError):
+            found = None
+        if found is not None:
+            return found
+        built = treemod.KeywordIndex(tree)
+        if tree.digest and self._index.persist:
+            # a read-only root still searches; it just rebuilds this each time
+            with contextlib.suppress(OSError):
+                store.atomic_write(cache, orjson.dumps(built.to_json()), durable=False)
+        return built
 
     def get(self, ref: str) -> Note:
         """A note by node id or root-relative path."""

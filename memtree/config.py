@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,8 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
             default = getattr(current, key)
             if isinstance(default, bool) or not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise ConfigError(f"{source}: {section}.{key} must be a number, got {value!r}")
+            if not math.isfinite(value):  # YAML's .inf / .nan: no score or count can use them
+                raise ConfigError(f"{source}: {section}.{key} must be a finite number, got {value!r}")
             if value < 0:
                 raise ConfigError(f"{source}: {section}.{key} must not be negative")
             # Why the annotation, not type(default): cache_ttl_s defaults to the int 1800 but is a

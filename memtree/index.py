@@ -116,7 +116,11 @@ class Index:
         """Load the persisted index; False when there is none (or it is unusable)."""
         try:
             manifest = orjson.loads((self.dir / MANIFEST).read_bytes())
-            if manifest.get("format") != INDEX_FORMAT or manifest.get("byteorder") != sys.byteorder:
+            if (
+                manifest.get("format") != INDEX_FORMAT
+                or manifest.get("byteorder") != sys.byteorder
+                or manifest.get("tokenizer") != text.TOKENIZER_VERSION
+            ):
                 return False
             segments = {name: self._read_segment(name) for name in manifest["segments"]}
         except (OSError, ValueError, KeyError, TypeError):
@@ -171,9 +175,10 @@ class Index:
                 if self.persist and not force and self._disk_version() != self.version:
                     self.load()  # another process refreshed while we waited for the lock
                 self._apply(disk, report, force, progress)
-        except PermissionError:
+        except OSError as exc:  # .memtree/ cannot be created or locked: read-only checkout, a file, …
             self.persist = False
-            self.warnings.append(f"{self.dir.parent} is not writable; the index is kept in memory only")
+            reason = exc.strerror or type(exc).__name__
+            self.warnings.append(f"{self.dir.parent} is not usable ({reason}); the index is kept in memory only")
             self._apply(disk, report, force, progress)
         return report
 
@@ -320,6 +325,7 @@ class Index:
         doc = {
             "format": INDEX_FORMAT,
             "byteorder": sys.byteorder,
+            "tokenizer": text.TOKENIZER_VERSION,
             "version": self.version,
             "base": self.base,
             "delta": self.delta,

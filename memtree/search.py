@@ -168,7 +168,12 @@ def _fit(chunk_text: str, left: int) -> tuple[str, bool, int]:
 
 def _reason(stats: Sequence[bm25.TermStats], best: float, threshold: float, had_candidates: bool) -> str:
     missing = [st.term for st in stats if st.df == 0]
-    if not had_candidates or len(missing) == len(stats):
+    if len(missing) == len(stats):
         return f"no confident match: no term of the query occurs in memory ({', '.join(missing)})"
+    if not had_candidates:
+        return (
+            "no confident match: the query's terms occur only in tiers not searched "
+            "(memory/ is searched with --tier memory or --tier all)"
+        )
     tail = f"; not in memory: {', '.join(missing)}" if missing else ""
     return f"no confident match: the best chunk covers {best:.0%} of the query (needs {threshold:.0%}){tail}"

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+TOKENIZER_VERSION = 1
+"""Bump when terms() changes: persisted indexes and caches made by another version are rebuilt."""
 MIN_STEM = 2
 """Shortest stem (in syllables) that may match by prefix; why: ``회`` must not match ``회의``."""
 

@@ -8,9 +8,10 @@ keys in a fixed order, children sorted, 2-space indent, trailing newline.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
@@ -21,6 +22,7 @@ from .errors import TreeError
 TREE_FILE = "tree-index.json"
 TREE_VERSION = 1
 NODE_KEYS = ("id", "path", "keywords", "parent", "children", "weight")
+_NODE_KEY_SET = frozenset(NODE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Tree:
 
     nodes: tuple[Node, ...] = ()
     version: int = TREE_VERSION
+    digest: str = field(default="", compare=False)  # hash of the file it was read from
     by_id: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
     by_path: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
 
@@ -83,6 +86,8 @@ def dumps(tree: Tree) -> bytes:
 
 def loads(data: bytes | str, root: Path | None = None, source: str = TREE_FILE) -> Tree:
     """Parse and validate tree-index.json; with ``root``, node files must exist inside it."""
+    if isinstance(data, bytes) and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a byte-order mark, as some Windows editors write
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -97,6 +102,10 @@ def loads(data: bytes | str, root: Path | None = None, source: str = TREE_FILE) 
         raise TreeError(f"{source}: unknown top-level key(s): {', '.join(sorted(extra))}")
     nodes = [_node(raw, i, source) for i, raw in enumerate(doc["nodes"])]
     tree = validate(nodes, root, source)
+    import hashlib
+
+    raw = data.encode() if isinstance(data, str) else data
+    object.__setattr__(tree, "digest", hashlib.blake2b(raw, digest_size=16).hexdigest())
     return tree
 
 
@@ -110,7 +119,7 @@ def _node(raw: Any, index: int, source: str) -> Node:
             f"leading or trailing '/' (got {node_id!r})"
         )
     where = f"{source}: node '{node_id}'"
-    unknown = set(raw) - set(NODE_KEYS)
+    unknown = raw.keys() - _NODE_KEY_SET
     if unknown:
         raise TreeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(NODE_KEYS)})")
     path = raw.get("path")
@@ -144,11 +153,7 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
             if n.path in paths:
                 raise TreeError(f"{source}: nodes '{paths[n.path]}' and '{n.id}' both point to {n.path}")
             paths[n.path] = n.id
-            if root is not None and not (root / n.path).is_file():
-                raise TreeError(
-                    f"{source}: node '{n.id}' points to {n.path}, which does not exist "
-                    f"(restore the file, or run `memtree index` to drop the node)"
-                )
+
     for n in nodes:
         if n.parent is not None and n.parent not in by_id:
             raise TreeError(f"{source}: node '{n.id}' has unknown parent '{n.parent}'")
@@ -171,15 +176,27 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
                 raise TreeError(f"{source}: parent cycle through node '{n.id}' ({' → '.join([*chain, p])})")
             chain.append(p)
             p = by_id[p].parent
-    return Tree(tuple(nodes))
+    tree = Tree(tuple(nodes))
+    if root is not None:
+        check_files(tree, root, source=source)
+    return tree
+
+
+def check_files(tree: Tree, root: Path, known: Container[str] = (), source: str = TREE_FILE) -> None:
+    """Every node's file must exist; ``known`` paths (just seen on disk) skip the stat."""
+    for n in tree.nodes:
+        if n.path and n.path not in known and not os.path.isfile(os.path.join(root, n.path)):
+            raise TreeError(
+                f"{source}: node '{n.id}' points to {n.path}, which does not exist "
+                f"(restore the file, or run `memtree index` to drop the node)"
+            )
 
 
 def check_path(path: str, where: str) -> None:
     """A node path must be relative, inside the root, with forward slashes."""
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or "\\" in path or (len(path) > 1 and path[1] == ":"):
+    if path.startswith("/") or "\\" in path or (len(path) > 1 and path[1] == ":"):
         raise TreeError(f"{where}: path {path!r} must be relative to the memory root")
-    if ".." in pure.parts:
+    if ".." in path.split("/"):
         raise TreeError(f"{where}: path {path!r} leaves the memory root ('..' is not allowed)")
 
 
@@ -212,16 +229,38 @@ class Route(NamedTuple):
 class KeywordIndex:
     """Node keywords as sorted terms, so a query term finds its nodes by bisection."""
 
-    def __init__(self, tree: Tree) -> None:
-        pairs: list[tuple[str, str, str]] = []  # (term, node id, keyword)
-        for n in tree.nodes:
-            for kw in n.keywords:
-                for t in dict.fromkeys(text.terms(kw)):
-                    pairs.append((t, n.id, kw))
-        pairs.sort()
-        self.terms = [p[0] for p in pairs]
-        self.entries = [(p[1], p[2]) for p in pairs]
+    def __init__(self, tree: Tree, parts: tuple[list[str], list[tuple[str, str]]] | None = None) -> None:
+        if parts is None:
+            pairs: list[tuple[str, str, str]] = []  # (term, node id, keyword)
+            for n in tree.nodes:
+                for kw in n.keywords:
+                    for t in dict.fromkeys(text.terms(kw)):
+                        pairs.append((t, n.id, kw))
+            pairs.sort()
+            parts = [p[0] for p in pairs], [(p[1], p[2]) for p in pairs]
+        self.terms, self.entries = parts
         self.tree = tree
+
+    def to_json(self) -> dict[str, Any]:
+        """What the cache in .memtree/ keeps, keyed by the tree file's digest."""
+        return {
+            "digest": self.tree.digest,
+            "tokenizer": text.TOKENIZER_VERSION,
+            "terms": self.terms,
+            "entries": self.entries,
+        }
+
+    @classmethod
+    def from_json(cls, tree: Tree, doc: Any) -> KeywordIndex | None:
+        """The cached index when it was made from this very tree file, else None."""
+        if (
+            not isinstance(doc, dict)
+            or doc.get("digest") != tree.digest
+            or not tree.digest
+            or doc.get("tokenizer") != text.TOKENIZER_VERSION
+        ):
+            return None
+        return cls(tree, (doc["terms"], [tuple(e) for e in doc["entries"]]))
 
     def matches(self, q: str) -> Iterable[tuple[str, str, float]]:
         """(node id, keyword, strength) for every keyword term related to query term ``q``."""

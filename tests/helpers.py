@@ -1,0 +1,53 @@
+"""Small builders shared by the tests (plain functions; fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+"""The repository; its bank/, memory/, recall/ and tree-index.json are the sample memory."""
+
+
+def node(node_id: str, path: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A tree-index.json node with every key present."""
+    raw: dict[str, Any] = {
+        "id": node_id,
+        "path": path,
+        "keywords": [],
+        "parent": None,
+        "children": [],
+        "weight": 1.0,
+    }
+    raw.update(fields)
+    return raw
+
+
+def tree_json(nodes: list[dict[str, Any]]) -> str:
+    """A tree-index.json document for the given raw nodes."""
+    return json.dumps({"version": 1, "nodes": nodes}, ensure_ascii=False, indent=2) + "\n"
+
+
+def write_root(root: Path, files: dict[str, str | bytes], nodes: list[dict[str, Any]] | None = None) -> Path:
+    """Create a memory root with the three tiers, the given notes and a tree of ``nodes``."""
+    for tier in ("bank", "memory", "recall"):
+        (root / tier).mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    (root / "tree-index.json").write_text(tree_json(nodes or []), encoding="utf-8")
+    return root
+
+
+def bump(path: Path, text: str) -> None:
+    """Rewrite a note and move its mtime forward, so the change is seen whatever the clock resolution."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text, encoding="utf-8")
+    mtime = max(path.stat().st_mtime_ns, before + 1_000_000_000)
+    os.utime(path, ns=(mtime, mtime))

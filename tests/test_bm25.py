@@ -1,0 +1,120 @@
+"""memtree.bm25: textbook BM25 on exact tokens (checked against rank_bm25), soft Korean matching."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from rank_bm25 import BM25Okapi
+
+from memtree import bm25, text
+from memtree.bm25 import Segment
+from memtree.index import _Parsed, build_segment
+
+# Words that are their own index term (no stemming, no stopword) and not prefixes of each other.
+VOCAB = "banana cherry lemon mango melon peach plum kiwi walnut almond pepper carrot radish turnip".split()
+
+CORPUS = [
+    "banana cherry banana lemon",
+    "mango melon peach plum kiwi walnut",
+    "banana",
+    "almond pepper carrot radish turnip banana cherry cherry",
+    "kiwi kiwi kiwi lemon",
+    "walnut almond",
+    "peach plum carrot",
+]
+
+
+def segment_of(docs: Sequence[str], path: str = "bank/a.md") -> Segment:
+    """One note whose chunks are the given documents (one line each)."""
+    chunks = [(i + 1, i + 1, text.terms(doc)) for i, doc in enumerate(docs)]
+    return build_segment([_Parsed(path, "bank", 0, 0, "", chunks)])
+
+
+def scores_of(scored: bm25.Scored, n_docs: int, segment: int = 0) -> list[float]:
+    """Per-chunk scores of one segment (0.0 for chunks that did not match)."""
+    raw = scored.scores
+    if isinstance(raw, dict):  # keyed by (segment, chunk)
+        return [raw.get((segment, d), 0.0) for d in range(n_docs)]
+    return [raw[segment].get(d, 0.0) for d in range(n_docs)]
+
+
+def strength_of(scored: bm25.Scored, term: int, doc: int, segment: int = 0) -> float:
+    """How chunk ``doc`` matched query term ``term``: 1.0 exact, 0.7 partial, 0.0 not at all."""
+    s = scored.strength
+    return s(term, segment, doc) if callable(s) else s[term].get((segment, doc), 0.0)
+
+
+def test_vocabulary_is_exact_tokens() -> None:
+    # the premise of the comparison below: every word is its own term and no word prefixes another
+    assert [t for w in VOCAB for t in text.terms(w)] == VOCAB
+    assert not [(a, b) for a in VOCAB for b in VOCAB if a != b and b.startswith(a)]
+
+
+@pytest.mark.parametrize("query", [["banana"], ["cherry", "lemon"], ["kiwi", "walnut", "almond"], VOCAB])
+def test_scores_equal_rank_bm25_with_the_design_idf(query: list[str]) -> None:
+    corpus = [text.terms(doc) for doc in CORPUS]
+    seg = segment_of(CORPUS)
+    scored = bm25.score([seg], query, k1=1.2, b=0.75)
+
+    reference = BM25Okapi(corpus, k1=1.2, b=0.75)
+    n = len(corpus)
+    dfs = {t: sum(t in doc for doc in corpus) for t in query}
+    reference.idf = {t: bm25.idf(n, df) for t, df in dfs.items()}
+    expected = reference.get_scores(query)
+
+    assert scores_of(scored, n) == pytest.approx(list(expected), rel=1e-9, abs=1e-12)
+    assert [(s.term, s.df) for s in scored.stats] == [(t, dfs[t]) for t in query]
+    assert any(v > 0 for v in expected)
+
+
+def test_idf_is_the_design_formula_and_always_positive() -> None:
+    import math
+
+    assert bm25.idf(10, 3) == pytest.approx(math.log((10 - 3 + 0.5) / (3 + 0.5) + 1))
+    assert bm25.idf(10, 10) > 0  # a term in every chunk still counts a little
+    assert bm25.idf(10, 1) > bm25.idf(10, 5)
+
+
+def test_korean_stem_matches_exactly_and_prefix_partially() -> None:
+    docs = ["우리의 가치관이 가장 중요하다", "크론 설계와 스케줄", "가치 투자와 관계"]
+    seg = segment_of(docs)
+    exact = bm25.score([seg], ["가치관"])
+    assert strength_of(exact, 0, 0) == text.EXACT
+    assert strength_of(exact, 0, 1) == 0.0
+    assert strength_of(exact, 0, 2) == pytest.approx(0.7)  # 가치 ⊂ 가치관
+    partial = bm25.score([seg], ["가치"])
+    assert strength_of(partial, 0, 0) == pytest.approx(0.7)
+    assert strength_of(partial, 0, 2) == text.EXACT
+    scores = scores_of(exact, 3)
+    assert scores[0] > scores[2] > 0 and scores[1] == 0.0
+
+
+def test_partial_weight_scales_the_soft_term_frequency() -> None:
+    seg = segment_of(["가치관이 중요하다", "다른 이야기 하나", "또 다른 이야기"])
+    strong = scores_of(bm25.score([seg], ["가치"], partial=0.7), 3)[0]
+    weak = scores_of(bm25.score([seg], ["가치"], partial=0.35), 3)[0]
+    assert 0 < weak < strong
+
+
+def test_single_syllable_query_matches_particle_form_but_not_longer_word() -> None:
+    seg = segment_of(["집에 간다", "집값 상승", "물 한 잔", "회의 일정"])
+    home = bm25.score([seg], ["집"])
+    assert [strength_of(home, 0, d) for d in range(4)] == [pytest.approx(0.7), 0.0, 0.0, 0.0]
+    assert scores_of(bm25.score([seg], ["회"]), 4) == [0.0, 0.0, 0.0, 0.0]
+    assert strength_of(bm25.score([seg], ["물"]), 0, 2) == text.EXACT
+
+
+def test_dead_files_leave_the_statistics() -> None:
+    docs = ["banana cherry", "banana", "lemon"]
+    one = build_segment(
+        [
+            _Parsed("bank/a.md", "bank", 0, 0, "", [(1, 1, text.terms(docs[0])), (2, 2, text.terms(docs[1]))]),
+            _Parsed("bank/b.md", "bank", 0, 0, "", [(1, 1, text.terms(docs[2]))]),
+        ]
+    )
+    one.set_dead(frozenset({1}))  # bank/b.md has a newer version elsewhere
+    alone = segment_of(docs[:2])
+    assert scores_of(bm25.score([one], ["banana", "cherry"]), 2) == pytest.approx(
+        scores_of(bm25.score([alone], ["banana", "cherry"]), 2)
+    )

@@ -1,0 +1,164 @@
+"""memtree.index: the persisted chunk index follows the notes on disk, file by file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import bump
+
+from memtree import MemTree
+from memtree.index import Index
+
+NOTES = {
+    "bank/fruit.md": "# 과일\n\n사과와 배는 가을 과일이다.\n",
+    "bank/tools.md": "# 도구\n\n망치와 드라이버로 선반을 고친다.\n",
+    "bank/cron.md": "# 크론\n\n매일 새벽 세 시에 색인을 점검한다.\n",
+    "bank/tone.md": "# 말투\n\n차분한 해요체로 답한다.\n",
+    "bank/rules.md": "# 규칙\n\n커밋 메시지는 평서체로 쓴다.\n",
+    "bank/values.md": "# 가치관\n\n틀린 기억은 없는 기억보다 나쁘다.\n",
+    # a larger daily log, so that a one-note edit stays a small delta (under a fifth of all bytes)
+    "memory/2026-11-28.md": "# 2026-11-28\n\n"
+    + "".join(f"- 09:{i:02d} 로그 줄 {i}번, 특별한 일 없음.\n" for i in range(40)),
+}
+
+
+@pytest.fixture
+def root(make_root: Callable[..., Path]) -> Path:
+    return make_root(NOTES)
+
+
+def paths(mt: MemTree, query: str) -> list[str]:
+    result = mt.search(query)
+    return [h.path for h in result.hits]
+
+
+def test_an_edit_between_two_searches_is_seen(root: Path) -> None:
+    mt = MemTree(root, refresh_interval=0)
+    assert paths(mt, "망치") == ["bank/tools.md"]
+    bump(root / "bank/fruit.md", "# 과일\n\n사과와 망치가 함께 나오는 이상한 문장.\n")
+    assert sorted(paths(mt, "망치")) == ["bank/fruit.md", "bank/tools.md"]
+
+
+def test_new_and_deleted_files_are_reflected(root: Path) -> None:
+    mt = MemTree(root, refresh_interval=0)
+    assert mt.search("얼룩말").hits == ()
+    (root / "bank/zoo.md").write_text("얼룩말과 기린이 산다.\n", encoding="utf-8")
+    assert paths(mt, "얼룩말") == ["bank/zoo.md"]
+    (root / "bank/tools.md").unlink()
+    result = mt.search("망치")
+    assert result.hits == () and result.rejected
+
+
+def test_deleting_the_state_folder_rebuilds_the_same_results(root: Path) -> None:
+    before = MemTree(root, refresh_interval=0).search("새벽 색인 점검")
+    assert before.hits
+    shutil.rmtree(root / ".memtree")
+    after = MemTree(root, refresh_interval=0).search("새벽 색인 점검")
+    assert [(h.path, h.lines, h.score) for h in after.hits] == [(h.path, h.lines, h.score) for h in before.hits]
+    assert (root / ".memtree" / "index").is_dir()
+
+
+def test_a_touched_but_unchanged_file_keeps_the_index_version(root: Path) -> None:
+    index = Index(root)
+    index.refresh()
+    version = index.version
+    note = root / "bank/tone.md"
+    st = note.stat()
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    report = index.refresh()
+    assert not report.touched
+    assert index.version == version
+    # ... and a new process loading the saved index does not see a change either
+    again = Index(root)
+    assert not again.refresh().touched
+    assert again.version == version
+
+
+def test_a_second_process_loads_the_saved_index(root: Path) -> None:
+    first = Index(root)
+    assert first.refresh().rebuilt
+    second = Index(root)
+    report = second.refresh()
+    assert not report.touched
+    assert second.version == first.version and set(second.files) == set(NOTES)
+
+
+def test_delta_refresh_reindexes_only_the_changed_file(root: Path) -> None:
+    index = Index(root)
+    index.refresh()
+    bump(root / "bank/tone.md", "# 말투\n\n반말 대신 존댓말 해요체로 답한다.\n")
+    report = index.refresh()
+    assert report.changed == ["bank/tone.md"]
+    assert (report.added, report.removed, report.rebuilt) == ([], [], False)
+    assert index.delta is not None and index.files["bank/tone.md"].segment == index.delta
+
+    mt = MemTree(root, refresh_interval=0)
+    assert paths(mt, "존댓말") == ["bank/tone.md"]
+    assert mt.search("차분한").hits == ()
+
+
+def test_delta_scores_equal_a_full_rebuild(root: Path) -> None:
+    mt = MemTree(root, refresh_interval=0)
+    mt.search("과일")
+    bump(root / "bank/fruit.md", "# 과일\n\n사과와 배와 감은 가을 과일이다. 과일 가게.\n")
+    bump(root / "bank/rules.md", "# 규칙\n\n과일 이름은 커밋 메시지에 쓰지 않는다.\n")
+    report = mt.refresh()
+    assert sorted(report.changed) == ["bank/fruit.md", "bank/rules.md"] and not report.rebuilt
+    delta = mt.search("과일 커밋")
+    full = MemTree(root, refresh_interval=0)
+    assert full.refresh(force=True).rebuilt
+    rebuilt = full.search("과일 커밋")
+    assert [(h.path, h.lines, h.signals) for h in delta.hits] == [(h.path, h.lines, h.signals) for h in rebuilt.hits]
+
+
+def test_a_non_utf8_note_is_skipped_with_a_warning(root: Path) -> None:
+    mt = MemTree(root, refresh_interval=0)
+    assert paths(mt, "망치") == ["bank/tools.md"]
+    (root / "bank/latin1.md").write_bytes("caf\xe9 망치".encode("latin-1", errors="replace"))
+    (root / "bank/blob.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    result = mt.search("망치")
+    assert [h.path for h in result.hits] == ["bank/tools.md"]
+    assert any("bank/latin1.md" in w and "UTF-8" in w for w in result.warnings)
+    assert any("bank/blob.md" in w for w in result.warnings)
+
+
+def test_a_symlink_loop_is_skipped_with_a_warning(root: Path) -> None:
+    (root / "bank" / "loop").symlink_to(root / "bank", target_is_directory=True)
+    result = MemTree(root, refresh_interval=0).search("망치")
+    assert [h.path for h in result.hits] == ["bank/tools.md"]
+    assert any("bank/loop" in w and "loop" in w for w in result.warnings)
+
+
+def test_invalid_frontmatter_is_indexed_with_a_warning(root: Path) -> None:
+    (root / "bank/broken.md").write_text("---\nkeywords: [얼룩말\n---\n얼룩말 본문\n", encoding="utf-8")
+    report = Index(root).refresh()
+    assert "bank/broken.md" in report.added
+    assert any(w.startswith("bank/broken.md: frontmatter is not valid YAML") for w in report.warnings)
+    assert paths(MemTree(root, refresh_interval=0), "얼룩말") == ["bank/broken.md"]
+
+
+def test_two_writers_on_one_root_see_each_others_edits(root: Path) -> None:
+    first, second = MemTree(root, refresh_interval=0), MemTree(root, refresh_interval=0)
+    assert paths(first, "망치") == paths(second, "망치") == ["bank/tools.md"]
+    bump(root / "bank/fruit.md", "# 과일\n\n사과와 얼룩말 무늬 수박.\n")
+    assert paths(first, "얼룩말") == ["bank/fruit.md"]
+    bump(root / "bank/cron.md", "# 크론\n\n매일 새벽 기린 점검.\n")
+    assert paths(second, "얼룩말") == ["bank/fruit.md"]  # the first writer's edit
+    assert paths(second, "기린") == ["bank/cron.md"]
+    assert paths(first, "기린") == ["bank/cron.md"]  # and back
+    fresh = MemTree(root, refresh_interval=0)
+    assert fresh.refresh().touched is False  # the saved index already holds both edits
+    both = [(h.path, h.lines, h.signals) for h in first.search("얼룩말 기린").hits]
+    assert [(h.path, h.lines, h.signals) for h in fresh.search("얼룩말 기린").hits] == both
+    assert {p for p, _, _ in both} == {"bank/fruit.md", "bank/cron.md"}
+
+
+def test_an_unusable_state_folder_keeps_the_index_in_memory_with_a_warning(root: Path) -> None:
+    (root / ".memtree").write_text("a file where the state folder should be", encoding="utf-8")
+    result = MemTree(root, refresh_interval=0).search("망치")
+    assert [h.path for h in result.hits] == ["bank/tools.md"]
+    assert any(".memtree" in w and "in memory" in w for w in result.warnings)

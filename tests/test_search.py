@@ -1,0 +1,175 @@
+"""memtree.search through MemTree: ranking, hits, rejection, tiers, k, budget, cache, fallback."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import bump, node, tree_json
+
+from memtree import MemTree, text
+from memtree.search import Hit
+
+SIGNALS = {"tree", "bm25", "bm25_norm", "keyword", "coverage"}
+
+
+@pytest.fixture
+def mt(sample_root: Path) -> MemTree:
+    return MemTree(sample_root, refresh_interval=0)
+
+
+def test_values_question_ranks_identity_values_first(mt: MemTree) -> None:
+    result = mt.search("가치관이 뭐야?")
+    assert result.rejected is None
+    assert result.terms == ("가치관",)
+    assert result.hits[0].node == "identity/values"
+    assert result.hits[0].path == "bank/identity/values.md"
+
+
+def test_reflect_pipeline_question_ranks_heartbeat_reflect_first(mt: MemTree) -> None:
+    result = mt.search("Reflect 파이프라인 구조")
+    assert result.hits[0].node == "technical/heartbeat-reflect"
+
+
+def test_cron_question_with_particles_finds_cron_design(mt: MemTree) -> None:
+    result = mt.search("크론 스케줄을 어떻게 설계했어?")
+    assert result.hits[0].node == "technical/cron-design"
+
+
+def test_nfd_query_gives_the_same_hits(mt: MemTree) -> None:
+    query = "가치관이 뭐야?"
+    nfc = mt.search(query)
+    nfd = mt.search(unicodedata.normalize("NFD", query))
+    assert unicodedata.normalize("NFD", query) != query
+    assert [(h.path, h.lines, h.score) for h in nfd.hits] == [(h.path, h.lines, h.score) for h in nfc.hits]
+
+
+def test_hits_carry_location_score_signals_and_the_exact_lines(mt: MemTree, sample_root: Path) -> None:
+    result = mt.search("크론 스케줄 설계")
+    assert result.hits
+    for hit in result.hits:
+        assert isinstance(hit, Hit)
+        assert hit.node == mt.tree.by_path[hit.path].id
+        start, end = hit.lines
+        assert 1 <= start <= end
+        assert set(hit.signals) >= SIGNALS
+        assert 0.0 <= hit.signals["tree"] <= 1.0 and 0.0 <= hit.signals["bm25_norm"] <= 1.0
+        assert hit.score == pytest.approx(0.4 * hit.signals["tree"] + 0.6 * hit.signals["bm25_norm"], abs=1e-3)
+        lines = (sample_root / hit.path).read_text(encoding="utf-8").split("\n")
+        assert hit.text == "\n".join(lines[start - 1 : end])
+    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+
+
+def test_a_query_about_something_absent_is_rejected_with_a_reason(mt: MemTree) -> None:
+    result = mt.search("양자역학 블랙홀 증명")
+    assert result.hits == ()
+    assert result.rejected and result.rejected.startswith("no confident match")
+    assert "\n" not in result.rejected
+    assert "양자역학" in result.rejected
+
+
+def test_memory_tier_is_searched_only_when_asked(mt: MemTree) -> None:
+    query = "gateway 부하"  # words that occur only in memory/2026-11-27.md
+    assert mt.search(query).hits == ()
+    assert mt.search(query, tier="bank").hits == ()
+    for tier in ("memory", "all"):
+        hits = mt.search(query, tier=tier).hits
+        assert hits[0].path == "memory/2026-11-27.md" and hits[0].tier == "memory"
+
+
+def test_the_reason_for_terms_found_only_in_an_unsearched_tier_names_them(mt: MemTree) -> None:
+    result = mt.search("gateway 부하")  # both words occur, but only in memory/
+    assert result.hits == () and result.rejected
+    assert "()" not in result.rejected  # not "no term of the query occurs in memory ()"
+    assert "gateway" in result.rejected and "부하" in result.rejected
+
+
+def test_k_limits_the_number_of_hits(mt: MemTree) -> None:
+    assert len(mt.search("Reflect").hits) == 5  # search.max_results; 6 chunks match
+    assert len(mt.search("Reflect", k=2).hits) == 2
+    assert len(mt.search("Reflect", k=10).hits) == 6
+
+
+@pytest.mark.parametrize("budget", [1, 40, 120, 400])
+def test_budget_limits_the_estimated_tokens_of_hit_texts(mt: MemTree, budget: int) -> None:
+    hits = mt.search("가치관 원칙", budget=budget).hits
+    assert hits
+    assert sum(text.estimate_tokens(h.text) for h in hits) <= budget
+    unlimited = mt.search("가치관 원칙").hits
+    if sum(text.estimate_tokens(h.text) for h in unlimited) > budget:
+        assert any(h.truncated for h in hits)
+
+
+def test_the_query_cache_returns_the_same_result_until_a_note_changes(mt: MemTree, sample_root: Path) -> None:
+    first = mt.search("크론 스케줄")
+    assert mt.search("크론 스케줄") is first
+    note = sample_root / "bank/technical/cron-design.md"
+    bump(note, note.read_text(encoding="utf-8") + "\n크론 스케줄에 얼룩말 점검을 더한다.\n")
+    second = mt.search("크론 스케줄")
+    assert second is not first
+    assert any("얼룩말" in h.text for h in second.hits)  # the new line is a short, dense match
+    assert mt.search("크론 스케줄") is second
+
+
+def test_recall_hits_come_first(mt: MemTree, sample_root: Path) -> None:
+    (sample_root / "recall/values.md").write_text(
+        "가치관 요약: 틀린 기억은 없는 기억보다 나쁘다. (bank/identity/values.md)\n", encoding="utf-8"
+    )
+    hits = mt.search("가치관").hits
+    assert hits[0].path == "recall/values.md" and hits[0].tier == "recall"
+    assert any(h.path == "bank/identity/values.md" for h in hits)
+
+
+def test_a_weak_recall_hit_does_not_jump_ahead_of_a_confident_bank_hit(mt: MemTree, sample_root: Path) -> None:
+    # the recall excerpt holds one of four query terms: below the rejection threshold on its own
+    (sample_root / "recall/kst.md").write_text("- KST 기준.\n", encoding="utf-8")
+    result = mt.search("크론 스케줄 설계 KST")
+    recall = [h for h in result.hits if h.tier == "recall"]
+    assert recall and recall[0].signals["coverage"] < mt.settings.search.reject_threshold
+    assert result.hits[0].node == "technical/cron-design"
+    assert result.hits[0].score > recall[0].score
+
+
+def test_parent_fallback_routes_a_category_keyword_to_its_children(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {
+            "bank/identity/values.md": "# 가치관\n\n정직과 신뢰를 가장 중요하게 생각한다.\n",
+            "bank/identity/tone.md": "# 말투\n\n차분한 해요체로 말한다.\n",
+            "bank/tech/cron.md": "# 크론\n\n매일 새벽 세 시에 색인을 점검한다.\n",
+        },
+        [
+            node("identity", keywords=["정체성"], children=["identity/tone", "identity/values"]),
+            node("identity/values", "bank/identity/values.md", keywords=["가치관"], parent="identity"),
+            node("identity/tone", "bank/identity/tone.md", keywords=["말투"], parent="identity"),
+            node("tech", keywords=["기술"], children=["tech/cron"]),
+            node("tech/cron", "bank/tech/cron.md", keywords=["크론"], parent="tech"),
+        ],
+    )
+    result = MemTree(root, refresh_interval=0).search("정체성이 뭐야")  # 정체성 is in no note's text
+    assert result.rejected is None
+    assert {h.node for h in result.hits} == {"identity/values", "identity/tone"}
+    assert all(h.signals["tree"] > 0 and h.signals["bm25"] == 0 for h in result.hits)
+
+
+def test_a_tree_keyword_alone_routes_to_its_note(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {"bank/a.md": "사과와 배\n", "bank/b.md": "망치와 못\n"},
+        [node("fruit", "bank/a.md", keywords=["과일"]), node("tools", "bank/b.md", keywords=["공구"])],
+    )
+    hits = MemTree(root, refresh_interval=0).search("과일").hits
+    assert [h.node for h in hits] == ["fruit"]
+
+
+def test_a_hand_edit_of_tree_index_is_seen_by_the_next_search(make_root: Callable[..., Path]) -> None:
+    files = {"bank/a.md": "사과와 배\n", "bank/b.md": "망치와 못\n"}
+    nodes = [node("fruit", "bank/a.md", keywords=["과일"]), node("tools", "bank/b.md", keywords=["공구"])]
+    root = make_root(files, nodes)
+    mt = MemTree(root, refresh_interval=0)
+    assert [h.node for h in mt.search("과일").hits] == ["fruit"]
+    nodes[1]["keywords"] = ["공구", "과일가게"]  # a person adds a keyword by hand
+    (root / "tree-index.json").write_text(tree_json(nodes), encoding="utf-8")
+    for searcher in (mt, MemTree(root, refresh_interval=0)):
+        routed = {h.node: h.signals["tree"] for h in searcher.search("과일가게").hits}
+        assert routed["tools"] == 1.0 and routed["fruit"] == pytest.approx(0.7)

@@ -1,0 +1,88 @@
+"""memtree.store: tier walking with ignore rules, safe reads, atomic writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memtree import store
+
+
+def test_walk_lists_notes_of_the_tiers_and_skips_noise(tmp_path: Path) -> None:
+    files = [
+        "bank/a.md",
+        "bank/sub/b.markdown",
+        "memory/2026-11-28.md",
+        "recall/hot.md",
+        "bank/.hidden.md",
+        "bank/a.md~",
+        "bank/.a.md.swp",
+        "bank/#a.md#",
+        "bank/_archive/old.md",
+        "bank/notes.txt",
+        "elsewhere/c.md",
+    ]
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n", encoding="utf-8")
+    found, warnings = store.walk(tmp_path)
+    assert [(f.path, f.tier) for f in found] == [
+        ("bank/a.md", "bank"),
+        ("bank/sub/b.markdown", "bank"),
+        ("memory/2026-11-28.md", "memory"),
+        ("recall/hot.md", "recall"),
+    ]
+    assert warnings == []
+    assert all(f.size == 2 and f.mtime_ns > 0 for f in found)
+
+
+def test_walk_skips_a_symlink_loop_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "bank/topic").mkdir(parents=True)
+    (tmp_path / "bank/topic/a.md").write_text("가치관\n", encoding="utf-8")
+    (tmp_path / "bank/topic/back").symlink_to(tmp_path / "bank", target_is_directory=True)
+    found, warnings = store.walk(tmp_path)
+    assert [f.path for f in found] == ["bank/topic/a.md"]
+    assert len(warnings) == 1 and warnings[0].startswith("bank/topic/back: skipped")
+
+
+def test_read_note_drops_a_bom_and_refuses_binary(tmp_path: Path) -> None:
+    note = tmp_path / "a.md"
+    note.write_bytes("\ufeff가치관\n".encode())
+    assert store.read_note(note) == "가치관\n"
+    note.write_bytes(b"abc\x00def")
+    with pytest.raises(UnicodeDecodeError):
+        store.read_note(note)
+    note.write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(UnicodeDecodeError):
+        store.read_note(note)
+
+
+def test_atomic_write_replaces_the_file_and_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "tree-index.json"
+    store.atomic_write(target, b"one")
+    store.atomic_write(target, "둘".encode())
+    assert target.read_bytes() == "둘".encode()
+    assert [p.name for p in target.parent.iterdir()] == ["tree-index.json"]
+
+
+def try_lock(path: Path) -> bool:
+    """Take the lock without waiting from a second file description; True when it was free."""
+    fcntl = pytest.importorskip("fcntl")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_locked_holds_an_exclusive_lock_until_exit(tmp_path: Path) -> None:
+    lock = tmp_path / ".memtree" / "index.lock"
+    with store.locked(lock):
+        assert lock.exists()
+        assert not try_lock(lock)
+    assert try_lock(lock)

@@ -1,0 +1,94 @@
+"""memtree.text: normalization, Korean-aware terms, matching strength, token estimates."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from memtree import text
+
+
+def test_nfd_hangul_gives_the_same_terms_as_nfc() -> None:
+    nfd = unicodedata.normalize("NFD", "가치관을")
+    assert nfd != "가치관을"  # the input really is decomposed
+    assert text.terms(nfd) == text.terms("가치관을") == ["가치관"]
+
+
+def test_casefold_makes_case_irrelevant() -> None:
+    assert text.terms("MEMTREE Straße") == text.terms("memtree strasse")
+    assert text.terms("Heartbeat") == ["heartbeat"]
+
+
+@pytest.mark.parametrize(
+    ("mixed", "expected"),
+    [
+        ("Notion에", ["notion"]),
+        ("Notion에서는", ["notion"]),
+        ("10에서", ["10"]),
+        ("GPU를 쓴다", ["gpu", "쓴다"]),
+    ],
+)
+def test_mixed_scripts_split_and_glued_particle_dropped(mixed: str, expected: list[str]) -> None:
+    assert text.terms(mixed) == expected
+
+
+@pytest.mark.parametrize("particle", ["이", "가", "을", "를", "은", "는", "에서", "으로", "의"])
+def test_particles_reduce_to_the_stem(particle: str) -> None:
+    assert text.terms("가치관" + particle) == ["가치관"]
+
+
+def test_single_syllable_words_are_kept() -> None:
+    assert text.terms("물 집") == ["물", "집"]
+    # a two-syllable word that merely looks like stem + particle stays whole
+    assert text.terms("회의") == ["회의"]
+
+
+def test_single_syllable_does_not_match_a_longer_word() -> None:
+    assert text.relation("회", "회의") == 0.0
+    assert text.relation("회의", "회") == 0.0
+
+
+def test_single_syllable_matches_itself_plus_particle() -> None:
+    assert text.relation("집", "집") == text.EXACT
+    assert text.relation("집", "집에") == pytest.approx(0.7)
+    assert text.relation("집", "집값") == 0.0  # not a particle
+
+
+def test_prefix_partial_match_both_ways() -> None:
+    assert text.relation("가치", "가치관") == pytest.approx(0.7)
+    assert text.relation("가치관", "가치") == pytest.approx(0.7)
+    assert text.relation("가치관", "가치관") == text.EXACT
+    assert text.relation("관계", "가치관") == 0.0
+
+
+def test_latin_terms_never_match_by_prefix() -> None:
+    assert text.relation("cron", "crontab") == 0.0
+
+
+@pytest.mark.parametrize("word", ["paintings", "painted", "painting", "paints", "paint"])
+def test_english_inflections_share_a_term(word: str) -> None:
+    assert text.terms(word) == text.terms("paint")
+
+
+@pytest.mark.parametrize("query", ["뭐야?", "?!... ---", "what is it? 무엇 어떻게 왜?"])
+def test_query_of_only_punctuation_or_question_words_has_no_terms(query: str) -> None:
+    assert text.query_terms(query) == []
+
+
+def test_query_terms_are_distinct_in_first_seen_order() -> None:
+    assert text.query_terms("가치관이 뭐야? 가치관을 reflect Reflect") == ["가치관", "reflect"]
+
+
+def test_estimate_tokens_is_cjk_aware() -> None:
+    assert text.estimate_tokens("") == 0
+    assert text.estimate_tokens("가" * 30) == 20  # 1.5 characters per token
+    assert text.estimate_tokens("a" * 40) == 10  # 4 characters per token
+    assert text.estimate_tokens("漢字かな" * 3) == 8
+    assert text.estimate_tokens("가나다abcd") == 3  # 2 + 1
+    assert text.estimate_tokens("가") == 1  # rounded up, never 0 for real text
+
+
+def test_estimate_tokens_counts_punctuation_and_symbols_as_latin() -> None:
+    # em dash, arrow, ellipsis and Vietnamese letters are not CJK: 12 characters → 3 tokens
+    assert text.estimate_tokens("—→…ệ" * 3) == 3
