@@ -171,8 +171,9 @@ def _reason(stats: Sequence[bm25.TermStats], best: float, threshold: float, had_
     if len(missing) == len(stats):
         return f"no confident match: no term of the query occurs in memory ({', '.join(missing)})"
     if not had_candidates:
+        found = ", ".join(st.term for st in stats if st.df)
         return (
-            "no confident match: the query's terms occur only in tiers not searched "
+            f"no confident match: {found} occur only in tiers not searched "
             "(memory/ is searched with --tier memory or --tier all)"
         )
     tail = f"; not in memory: {', '.join(missing)}" if missing else ""
