@@ -17,9 +17,9 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import text
 
@@ -210,19 +210,33 @@ class Scored:
 
 
 def score(
-    segments: Sequence[Segment], qterms: Sequence[str], partial: float = text.PARTIAL, k1: float = 1.2, b: float = 0.75
+    segments: Sequence[Segment],
+    qterms: Sequence[str],
+    partial: float = text.PARTIAL,
+    k1: float = 1.2,
+    b: float = 0.75,
+    cache: MutableMapping[tuple[str, str, float], Any] | None = None,
 ) -> Scored:
-    """BM25 over all live chunks of all segments for the given query terms."""
+    """BM25 over all live chunks of all segments for the given query terms.
+
+    ``cache`` (the IDF cache) keeps each term's matches and statistics between queries; its
+    owner must empty it whenever the segments change.
+    """
     n_docs = sum(s.n_live for s in segments)
     total_len = sum(s.live_len for s in segments)
     avgdl = total_len / n_docs if n_docs else 1.0
     matches: list[list[tuple[dict[int, float], set[int]]]] = []
     stats: list[TermStats] = []
     for q in qterms:
-        hits = [seg.soft_tf(seg.expand(q, partial)) for seg in segments]
-        df = sum(len(acc) for acc, _ in hits)
-        matches.append(hits)
-        stats.append(TermStats(q, df, idf(n_docs, df)))
+        entry = cache.get(("py", q, partial)) if cache is not None else None
+        if entry is None:
+            hits = [seg.soft_tf(seg.expand(q, partial)) for seg in segments]
+            df = sum(len(acc) for acc, _ in hits)
+            entry = (hits, TermStats(q, df, idf(n_docs, df)))
+            if cache is not None:
+                cache[("py", q, partial)] = entry
+        matches.append(entry[0])
+        stats.append(entry[1])
     scores: list[dict[int, float]] = [{} for _ in segments]
     norm = k1 * (1.0 - b)
     slope = k1 * b / avgdl if avgdl else 0.0

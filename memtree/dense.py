@@ -12,7 +12,7 @@ backends to the same scores.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import text
@@ -67,6 +67,33 @@ def _merge(docs: Any, weights: Any, n_docs: int) -> tuple[Any, Any]:
         return nz, acc[nz]
     uniq, inverse = np.unique(docs, return_inverse=True)
     return uniq, np.bincount(inverse, weights=weights, minlength=uniq.size)
+
+
+def _term_matches(seg: Segment, v: dict[str, Any], q: str, partial: float) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+    """One query term in one segment: (chunks, soft tf) and (chunks, chunks matched exactly)."""
+    import numpy as np
+
+    parts, weights, exact = [], [], []
+    for lo, hi, w in seg.expand(q, partial):
+        s, e = seg.offsets[lo], seg.offsets[hi]
+        if e > s:
+            parts.append(v["post_doc"][s:e])
+            weights.append(v["post_tf"][s:e] * w)
+            if w == text.EXACT:
+                exact.append(v["post_doc"][s:e])
+    empty = np.zeros(0, dtype=np.int32)
+    if not parts:
+        return (empty, np.zeros(0)), (empty, empty)
+    if len(parts) == 1:  # one term's postings are already sorted by chunk and unique
+        docs, tf = parts[0], weights[0]
+    else:
+        docs, tf = _merge(np.concatenate(parts), np.concatenate(weights), len(seg.doc_len))
+    ex = np.concatenate(exact) if exact else empty  # one exact term: already sorted, unique
+    if seg.n_live != len(seg.doc_len):
+        alive = v["live"][docs]
+        docs, tf = docs[alive], tf[alive]
+        ex = ex[v["live"][ex]]
+    return (docs, tf), (docs, ex)
 
 
 def _member(sorted_docs: Any, doc: int) -> bool:
@@ -169,7 +196,12 @@ class DenseScored:
 
 
 def score(
-    segments: Sequence[Segment], qterms: Sequence[str], partial: float = text.PARTIAL, k1: float = 1.2, b: float = 0.75
+    segments: Sequence[Segment],
+    qterms: Sequence[str],
+    partial: float = text.PARTIAL,
+    k1: float = 1.2,
+    b: float = 0.75,
+    cache: MutableMapping[tuple[str, str, float], Any] | None = None,
 ) -> DenseScored:
     """BM25 of the live chunks holding any query term (see :func:`memtree.bm25.score`)."""
     import numpy as np
@@ -181,38 +213,17 @@ def score(
     soft: list[list[tuple[Any, Any]]] = []  # [term][segment] → (chunks, soft tf)
     matched: list[list[tuple[Any, Any]]] = []
     stats: list[TermStats] = []
-    empty = np.zeros(0, dtype=np.int32)
     for q in qterms:
-        soft_q, matched_q = [], []
-        df = 0
-        for seg, v in zip(segments, views):
-            parts, weights, exact = [], [], []
-            for lo, hi, w in seg.expand(q, partial):
-                s, e = seg.offsets[lo], seg.offsets[hi]
-                if e > s:
-                    parts.append(v["post_doc"][s:e])
-                    weights.append(v["post_tf"][s:e] * w)
-                    if w == text.EXACT:
-                        exact.append(v["post_doc"][s:e])
-            if not parts:
-                soft_q.append((empty, np.zeros(0)))
-                matched_q.append((empty, empty))
-                continue
-            if len(parts) == 1:  # one term's postings are already sorted by chunk and unique
-                docs, tf = parts[0], weights[0]
-            else:
-                docs, tf = _merge(np.concatenate(parts), np.concatenate(weights), len(seg.doc_len))
-            ex = np.concatenate(exact) if exact else empty  # one exact term: already sorted, unique
-            if seg.n_live != len(seg.doc_len):
-                alive = v["live"][docs]
-                docs, tf = docs[alive], tf[alive]
-                ex = ex[v["live"][ex]]
-            df += int(docs.size)
-            soft_q.append((docs, tf))
-            matched_q.append((docs, ex))
-        soft.append(soft_q)
-        matched.append(matched_q)
-        stats.append(TermStats(q, df, idf(n_docs, df)))
+        entry = cache.get(("np", q, partial)) if cache is not None else None
+        if entry is None:
+            soft_q, matched_q = zip(*(_term_matches(seg, v, q, partial) for seg, v in zip(segments, views)))
+            df = sum(int(docs.size) for docs, _ in soft_q)
+            entry = (list(soft_q), list(matched_q), TermStats(q, df, idf(n_docs, df)))
+            if cache is not None:
+                cache[("np", q, partial)] = entry
+        soft.append(entry[0])
+        matched.append(entry[1])
+        stats.append(entry[2])
     norm = k1 * (1.0 - b)
     slope = k1 * b / avgdl if avgdl else 0.0
     scored = []
@@ -226,5 +237,5 @@ def score(
         if parts:
             scored.append(_merge(np.concatenate(parts), np.concatenate(contrib), len(segments[si].doc_len)))
         else:
-            scored.append((empty, np.zeros(0)))
+            scored.append((np.zeros(0, dtype=np.int32), np.zeros(0)))
     return DenseScored(segments, stats, scored, matched, partial)

@@ -107,6 +107,7 @@ class Index:
         self.version = 0
         self.persist = True
         self.warnings: list[str] = []
+        self.term_cache: dict[tuple[str, str, float], object] = {}  # IDF cache: per-term matches and df
         self.term_counts: dict[str, Counter[str]] = {}  # notes read by this process: term → count
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
 
@@ -131,6 +132,7 @@ class Index:
         self.version = manifest["version"]
         self.skipped = {p: tuple(v) for p, v in manifest.get("skipped", {}).items()}  # type: ignore[misc]
         self._mark_dead()
+        self.term_cache.clear()
         return True
 
     def _read_segment(self, name: str) -> Segment:
@@ -296,6 +298,7 @@ class Index:
             self.files[it.path] = FileEntry(it.tier, it.mtime_ns, it.size, it.hash, name, len(it.chunks))
         self.version += 1
         self._mark_dead()
+        self.term_cache.clear()
         if self.persist:
             try:
                 self._write_segment(name, segment)

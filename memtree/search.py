@@ -19,6 +19,9 @@ from .config import SearchSettings
 from .index import Index
 from .tree import KeywordIndex, Route, Tree, route
 
+TERM_CACHE_SIZE = 2048
+"""Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -74,7 +77,10 @@ def run(
     segments = [seg for _, seg in index.segment_list()]
     postings = sum(len(seg.post_doc) for seg in segments)
     backend: Any = dense if postings >= dense.DENSE_MIN_POSTINGS and dense.available() else bm25
-    scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b)
+    cache = index.term_cache
+    if len(cache) > TERM_CACHE_SIZE:
+        cache.clear()
+    scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b, cache)
     idfs = [st.idf for st in scored.stats]
     routes = route(keywords, qterms, idfs, settings.partial_match)
     routed = {tree.by_id[r].path: rt for r, rt in routes.items()}

@@ -199,7 +199,10 @@ def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
     first (another note, a query), so tree-index.json would depend on the process's history.
     """
     found: dict[str, str] = {}
-    for term, word in terms_with_surface(text):
+    for word in _WORD.findall(_unglue(normalize(text))):
+        term = _term_cache.get(word)
+        if term is None:
+            term = _term(word)
         if term in wanted and term not in found:
             found[term] = word
             if len(found) == len(wanted):
