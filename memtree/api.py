@@ -140,6 +140,7 @@ class MemTree:
         self._tree_stamp: tuple[int, int] | None = None
         self._keywords: treemod.KeywordIndex | None = None
         self._checked = float("-inf")
+        self._files_checked: tuple[float, tuple[int, int] | None] | None = None
         self._warnings: list[str] = []
         from cachetools import TTLCache
 
@@ -221,8 +222,11 @@ class MemTree:
             )
         tree = self._parsed_tree()
         self._fresh()
-        # the refresh has just seen every note on disk: only node files outside the tiers need a stat
-        treemod.check_files(tree, self.root, self._index.files, str(self.root / treemod.TREE_FILE))
+        stamp = (self._checked, self._tree_stamp)
+        if stamp != self._files_checked:
+            # the refresh has just seen every note on disk: only node files outside the tiers need a stat
+            treemod.check_files(tree, self.root, self._index.files, str(self.root / treemod.TREE_FILE))
+            self._files_checked = stamp
         tiers = TIER_CHOICES[tier]
         if not any(e.tier in tiers for e in self._index.files.values()):
             raise EmptyMemory(

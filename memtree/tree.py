@@ -217,13 +217,22 @@ def load(root: Path, check_files: bool = True) -> Tree:
 
 
 class Route(NamedTuple):
-    """A node the query was routed to: its tree score and the keywords that matched."""
+    """A node the query was routed to: its tree score and, per query term, how a keyword matched."""
 
     node: str
     score: float
-    keywords: tuple[str, ...]
-    terms: dict[int, float]  # query term index → match strength
+    matches: dict[int, tuple[float, str]]  # query term index → (strength, keyword)
     via: str | None = None  # the category node climbed to, when reached by parent fallback
+
+    @property
+    def terms(self) -> dict[int, float]:
+        """Query term index → match strength."""
+        return {qi: s for qi, (s, _) in self.matches.items()}
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """The keywords that matched, in query order."""
+        return tuple(dict.fromkeys(kw for _, kw in self.matches.values()))
 
 
 class KeywordIndex:
@@ -313,12 +322,7 @@ def route(
     for node_id, per_q in best.items():
         node = tree.by_id[node_id]
         raw = sum(idf[qi] * s for qi, (s, _) in per_q.items()) / total
-        r = Route(
-            node_id,
-            min(1.0, raw * node.weight),
-            tuple(dict.fromkeys(kw for _, kw in per_q.values())),
-            {qi: s for qi, (s, _) in per_q.items()},
-        )
+        r = Route(node_id, min(1.0, raw * node.weight), per_q)
         if node.path:
             routes[node_id] = r
         else:
@@ -328,7 +332,5 @@ def route(
     for cat in sorted(categories, key=lambda r: -r.score):
         for child in tree.descendants(cat.node):
             if child.path and child.id not in routes:
-                routes[child.id] = Route(
-                    child.id, min(1.0, cat.score * child.weight), cat.keywords, cat.terms, via=cat.node
-                )
+                routes[child.id] = Route(child.id, min(1.0, cat.score * child.weight), cat.matches, via=cat.node)
     return routes
