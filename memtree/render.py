@@ -43,19 +43,20 @@ def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
     console = Console()
     if not result.hits:
         return
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, show_lines=False)
     table.add_column("#", justify="right")
-    table.add_column("node")
-    table.add_column("path:lines")
     table.add_column("score", justify="right")
-    table.add_column("snippet", overflow="fold")
+    table.add_column("path:lines · node / snippet", overflow="fold")
     for rank, hit in enumerate(result.hits, 1):
         line, words = snippet(hit)
+        cell = Text()
+        cell.append(f"{hit.path}:{hit.lines[0]}-{hit.lines[1]}", style="bold cyan")
+        cell.append(f"  {hit.node}" if hit.node else "  (no node)", style="dim")
         shown = Text(line)
         shown.highlight_words(words, style="bold yellow", case_sensitive=False)
-        table.add_row(
-            str(rank), hit.node or "—", f"{hit.path}:{hit.lines[0]}-{hit.lines[1]}", f"{hit.score:.3f}", shown
-        )
+        cell.append("\n")
+        cell.append_text(shown)
+        table.add_row(str(rank), f"{hit.score:.3f}", cell)
     console.print(table)
     if explain:
         tw, bw = result.weights.get("tree", 0.4), result.weights.get("bm25", 0.6)
