@@ -283,10 +283,10 @@ class MemTree:
         """A note by node id or root-relative path."""
         tree = self.tree
         node = tree.by_id.get(ref.strip("/"))
-        path = node.path if node else ref
         if node is not None and node.path is None:
             children = ", ".join(node.children) or "none"
             raise QueryError(f"node '{node.id}' is a category with no file; its children: {children}")
+        path = node.path if node is not None and node.path else ref
         treemod.check_path(path, "get")
         full = (self.root / path).resolve()
         if not full.is_relative_to(self.root) or not full.is_file():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from array import array
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,16 +35,16 @@ class Segment:
     """One immutable index segment: sorted terms, CSR postings and per-chunk columns."""
 
     terms: list[str]
-    offsets: Sequence[int]  # len(terms) + 1
-    post_doc: Sequence[int]
-    post_tf: Sequence[int]
-    doc_len: Sequence[int]
-    doc_file: Sequence[int]  # index into files
-    doc_start: Sequence[int]
-    doc_end: Sequence[int]
+    offsets: array[int]  # len(terms) + 1
+    post_doc: array[int]
+    post_tf: array[int]
+    doc_len: array[int]
+    doc_file: array[int]  # index into files
+    doc_start: array[int]
+    doc_end: array[int]
     files: list[str]
-    file_start: Sequence[int]  # chunks of file f are file_start[f] .. file_start[f + 1] - 1
-    file_len: Sequence[int]  # total length (in terms) of each file's chunks
+    file_start: array[int]  # chunks of file f are file_start[f] .. file_start[f + 1] - 1
+    file_len: array[int]  # total length (in terms) of each file's chunks
     dead_files: frozenset[int] = frozenset()
     live: bytearray = field(init=False, repr=False)
     n_live: int = field(init=False)

@@ -166,11 +166,9 @@ def _assemble(lines: list[str], blocks: list[tuple[int, int, str]]) -> list[Chun
     while i < n:
         s, e, kind = blocks[i]
         if kind == "heading":
-            level = len(_HEADING.match(lines[s]).group(1))  # type: ignore[union-attr]
+            level = _heading_level(lines[s])
             j = i + 1
-            while j < n and not (
-                blocks[j][2] == "heading" and len(_HEADING.match(lines[blocks[j][0]]).group(1)) <= level
-            ):  # type: ignore[union-attr]
+            while j < n and not (blocks[j][2] == "heading" and _heading_level(lines[blocks[j][0]]) <= level):
                 j += 1
             section_end = blocks[j - 1][1]
             if j > i + 1 and _size(lines, s, section_end) <= SECTION_MAX_CHARS:
@@ -187,6 +185,11 @@ def _assemble(lines: list[str], blocks: list[tuple[int, int, str]]) -> list[Chun
         chunks += _capped(lines, s, e)
         i += 1
     return chunks
+
+
+def _heading_level(line: str) -> int:
+    m = _HEADING.match(line)
+    return len(m.group(1)) if m else 7
 
 
 def _size(lines: list[str], s: int, e: int) -> int:

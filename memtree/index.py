@@ -147,7 +147,19 @@ class Index:
         terms = raw.split("\n") if raw else []
         if len(cols["offsets"]) != len(terms) + 1:
             raise ValueError(f"segment {name} is inconsistent")
-        return Segment(terms=terms, files=meta, **cols)
+        return Segment(
+            terms,
+            cols["offsets"],
+            cols["post_doc"],
+            cols["post_tf"],
+            cols["doc_len"],
+            cols["doc_file"],
+            cols["doc_start"],
+            cols["doc_end"],
+            meta,
+            cols["file_start"],
+            cols["file_len"],
+        )
 
     def _mark_dead(self) -> None:
         for name, seg in self.segments.items():
@@ -256,8 +268,8 @@ class Index:
             items = [it for it in everything.values() if it is not None]
             self._install(items, as_base=True)
         else:
-            items = [parsed.get(p) or self._parse(on_disk[p], report.warnings) for p in sorted(delta_paths)]
-            self._install([it for it in items if it is not None], as_base=False)
+            fresh = [parsed.get(p) or self._parse(on_disk[p], report.warnings) for p in sorted(delta_paths)]
+            self._install([it for it in fresh if it is not None], as_base=False)
 
     def _parse(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
         path = self.root / f.path
