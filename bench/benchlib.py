@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+SEARCH_OK = (0, 1)  # `memtree search` exits 1 when nothing matches confidently
 DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 DEFAULT_WORK = Path(tempfile.gettempdir()) / "memtree-bench"
 MAX_SPAN = 30  # score.py's default: a chunk-level hit may span at most this many lines
@@ -76,12 +77,12 @@ def load_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def run(cmd: Sequence[str], *, stdin: str | None = None, check: bool = True) -> tuple[float, str]:
-    """Run cmd, return (wall seconds, stdout). Exits with the tail of stderr if it fails and check."""
+def run(cmd: Sequence[str], *, stdin: str | None = None, ok: Sequence[int] = (0,)) -> tuple[float, str]:
+    """Run cmd, return (wall seconds, stdout). Exits with the tail of stderr unless its code is in ok."""
     t0 = time.perf_counter()
     proc = subprocess.run(list(cmd), input=stdin, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    if check and proc.returncode != 0:
+    if proc.returncode not in ok:
         tail = proc.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
         fail(f"command failed ({proc.returncode}): {' '.join(cmd)}: {tail[0]}")
     return wall, proc.stdout

@@ -33,6 +33,7 @@ from typing import Any
 from benchlib import (
     DEFAULT_SHARED,
     DEFAULT_WORK,
+    SEARCH_OK,
     check_shared,
     first_rank,
     fmt,
@@ -160,9 +161,7 @@ def rank_figures(ranked: list[list[int]], target: list[int]) -> tuple[float, flo
     return hit1, hit5
 
 
-def time_queries(
-    search: Callable[[str], list[int]], queries: list[str]
-) -> tuple[list[float], list[list[int]]]:
+def time_queries(search: Callable[[str], list[int]], queries: list[str]) -> tuple[list[float], list[list[int]]]:
     times, ranked = [], []
     for q in queries:
         t0 = time.perf_counter()
@@ -172,9 +171,7 @@ def time_queries(
     return times, ranked
 
 
-def finish_baseline(
-    res: EngineResult, search: Callable[[str], list[int]], corpus: Corpus, limit: int
-) -> None:
+def finish_baseline(res: EngineResult, search: Callable[[str], list[int]], corpus: Corpus, limit: int) -> None:
     qs = [q["query"] for q in corpus.queries[:limit]]
     time_queries(search, qs[: min(20, len(qs))])  # warm-up
     times, ranked = time_queries(search, qs)
@@ -270,23 +267,29 @@ def mt_root(mt: Any) -> Path:
     return Path(getattr(mt, "root", ".")).resolve()
 
 
+def safe_search(mt: Any, query: str, kwargs: dict) -> tuple[list[Any], str | None]:
+    """mt.search(query).hits, or ([], "ErrorType: message") if it raises."""
+    try:
+        return list(mt.search(query, **kwargs).hits), None
+    except Exception as exc:
+        return [], f"{type(exc).__name__}: {exc}"
+
+
 def memtree_warm(mt: Any, corpus: Corpus, kwargs: dict, res: EngineResult) -> None:
     """Warm-up pass, then a timed pass; hit@1/hit@5 at chunk level against spans.jsonl."""
     qs = [q["query"] for q in corpus.queries]
     root = corpus.root
     for q in qs:
-        mt.search(q, **kwargs)
-    times, ranks, errors = [], [], 0
+        safe_search(mt, q, kwargs)
+    times, ranks, errors = [], [], []
     for q, t in zip(qs, corpus.target, strict=True):
         t0 = time.perf_counter()
-        try:
-            hits = mt.search(q, **kwargs).hits
-        except Exception as exc:
-            errors += 1
-            if errors <= 3:
-                progress(f"  search raised {type(exc).__name__}: {exc} (query {q!r})")
-            hits = []
+        hits, error = safe_search(mt, q, kwargs)
         times.append(time.perf_counter() - t0)
+        if error:
+            errors.append(error)
+            if len(errors) <= 3:
+                progress(f"  search raised {error} (query {q!r})")
         ranks.append(first_rank([hit_to_dict(h, root) for h in hits[:10]], [corpus.spans[t]]))
     res.ms = summarize_ms(times)
     res.n_queries = len(qs)
@@ -294,7 +297,7 @@ def memtree_warm(mt: Any, corpus: Corpus, kwargs: dict, res: EngineResult) -> No
     res.hit5 = sum(r is not None and r <= 5 for r in ranks) / max(1, len(ranks))
     empty = sum(r is None for r in ranks)
     if errors:
-        res.notes.append(f"{errors} searches raised")
+        res.notes.append(f"{len(errors)} searches raised (counted as misses), e.g. {errors[0]}")
     progress(
         f"memtree warm: {res.ms['mean']:.2f} ms/query (p95 {res.ms['p95']:.2f}), "
         f"hit@1 {res.hit1:.3f}, hit@5 {res.hit5:.3f}, {empty} queries without the chunk in top 10"
@@ -325,9 +328,7 @@ def memtree_refresh(mt: Any, corpus: Corpus, kwargs: dict, res: EngineResult) ->
     label = "refresh()" if has_refresh else "no refresh(); first search"
     verdict = f"new line found at rank {rank}" if rank else "NEW LINE NOT FOUND"
     res.notes.append(f"one-file change: {label} {res.refresh_ms:.0f} ms, {verdict}")
-    progress(
-        f"one-file change: {label} {res.refresh_ms:.0f} ms, next search {1000 * search_s:.1f} ms, {verdict}"
-    )
+    progress(f"one-file change: {label} {res.refresh_ms:.0f} ms, next search {1000 * search_s:.1f} ms, {verdict}")
     if not rank:
         progress(f"  top hits for the probe: {hits[:3]}")
 
@@ -336,7 +337,7 @@ def memtree_cold(exe: str, corpus: Corpus, runs: int) -> float:
     walls = []
     for i in range(runs):
         q = corpus.queries[i % len(corpus.queries)]["query"]
-        wall, _ = run([exe, "search", "--root", str(corpus.root), q, "--json"])
+        wall, _ = run([exe, "search", "--root", str(corpus.root), q, "--json"], ok=SEARCH_OK)
         walls.append(wall)
     med = 1000 * statistics.median(walls)
     progress(f"cold CLI search: median of {runs} {med:.0f} ms (min {1000 * min(walls):.0f})")
@@ -358,7 +359,7 @@ def bench_memtree(corpus: Corpus, cold_runs: int) -> EngineResult:
     mt = memtree_cls(root)
     report = mt.index()
     res.build_s = time.perf_counter() - t0
-    progress(f"in-process index {res.build_s:.2f} s; report: {str(report)[:300]}")
+    progress(f"in-process index {res.build_s:.2f} s ({type(report).__name__} returned)")
     if supports_kwarg(mt.search, "cache"):
         kwargs: dict = {"k": 10, "cache": False}
     else:

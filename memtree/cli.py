@@ -19,7 +19,7 @@ from .errors import MemtreeError
 app = typer.Typer(
     name="memtree",
     help="Local, file-based long-term memory for AI agents: Markdown notes, a routing tree and "
-    "Korean-aware hybrid search.",
+    "Korean-aware hybrid search. Exit codes: 0 ok, 1 nothing found, 2 usage or data error.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -35,6 +35,23 @@ RootOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        print(f"memtree {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Options that come before the command."""
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
