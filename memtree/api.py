@@ -118,6 +118,7 @@ class Status:
     index_version: int
     nodes: int
     warnings: tuple[str, ...] = field(default=())
+    dangling: tuple[tuple[str, str], ...] = ()  # (node id, path) of nodes whose file is gone
 
 
 class MemTree:
@@ -299,23 +300,25 @@ class MemTree:
         return Note(path, node.id if node else None, body, node.keywords if node else ())
 
     def status(self) -> Status:
-        """Files, bytes, nodes and chunks per tier; notes over the split limit; stale index."""
+        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; dangling nodes."""
         disk, warnings = store.walk(self.root)
-        stale = (
-            tuple(
-                sorted(
-                    f.path
-                    for f in disk
-                    if f.path not in self._index.files
-                    or (self._index.files[f.path].mtime_ns, self._index.files[f.path].size) != (f.mtime_ns, f.size)
-                )
-            )
-            if self._index.load() or self._index.segments
-            else tuple(f.path for f in disk)
-        )
+        index = self._index
+        if not index.segments:
+            index.load()
+        known = index.files
+        stale = [
+            f.path
+            for f in disk
+            if f.path not in known or (known[f.path].mtime_ns, known[f.path].size) != (f.mtime_ns, f.size)
+        ]
         on_disk = {f.path for f in disk}  # once: building it per note made status quadratic
-        stale += tuple(sorted(p for p in self._index.files if p not in on_disk))
+        stale += [p for p in known if p not in on_disk]
         tree = treemod.load(self.root, check_files=False)
+        dangling = tuple(
+            (n.id, n.path)
+            for n in tree.nodes
+            if n.path and n.path not in on_disk and not (self.root / n.path).is_file()
+        )
         tiers = {}
         for tier in store.TIERS:
             files = [f for f in disk if f.tier == tier]
@@ -323,8 +326,17 @@ class MemTree:
                 len(files),
                 sum(f.size for f in files),
                 sum(1 for n in tree.nodes if n.path and n.path.startswith(tier + "/")),
-                sum(self._index.files[f.path].chunks for f in files if f.path in self._index.files),
+                sum(known[f.path].chunks for f in files if f.path in known),
             )
         limit = self.settings.split.max_bytes
         oversized = tuple((f.path, f.size) for f in disk if f.tier == "bank" and f.size > limit)
-        return Status(str(self.root), tiers, oversized, stale, self._index.version, len(tree.nodes), tuple(warnings))
+        return Status(
+            str(self.root),
+            tiers,
+            oversized,
+            tuple(sorted(stale)),
+            index.version,
+            len(tree.nodes),
+            tuple(warnings),
+            dangling,
+        )

@@ -310,6 +310,7 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
                 "nodes": st.nodes,
                 "oversized": [{"path": p, "bytes": b} for p, b in st.oversized],
                 "index": {"version": st.index_version, "fresh": not st.stale, "stale": list(st.stale)},
+                "dangling_nodes": [{"id": i, "path": p} for i, p in st.dangling],
                 "max_bytes": mt.settings.split.max_bytes,
             }
         )

@@ -96,6 +96,11 @@ def print_status(st: Status, max_bytes: int) -> None:
         console.print(f"[bold red]over {max_bytes:,} bytes[/]: " + ", ".join(f"{p} ({b:,} B)" for p, b in st.oversized))
     else:
         console.print(f"no bank note over {max_bytes:,} bytes")
+    for node_id, path in st.dangling:
+        console.print(
+            f"[bold red]node '{node_id}'[/] points to {path}, which does not exist "
+            "(restore it, or run `memtree index` to drop the node)"
+        )
     if st.stale:
         console.print(
             f"index: {len(st.stale)} note(s) changed since the last index "
