@@ -163,6 +163,11 @@ class Scored:
             return text.EXACT
         return self.partial if doc in acc else 0.0
 
+    def text_coverage(self, segment: int, doc: int) -> float:
+        """The IDF-weighted share of the query terms a chunk's own text holds."""
+        total = sum(st.idf for st in self.stats) or 1.0
+        return sum(st.idf * self.strength(qi, segment, doc) for qi, st in enumerate(self.stats)) / total
+
     def raw(self, segment: int, doc: int) -> float:
         """The BM25 score of one chunk."""
         return self.scores[segment].get(doc, 0.0)
@@ -201,7 +206,9 @@ class Scored:
                     candidates.append((scale * sc, -si, -d))
                 else:
                     seen_files.add(f)
-                    candidates.append((scale * sc + tree_weight * rt.score, -si, -d))
+                    # a routed note lifts each chunk by the share of the query the chunk itself holds
+                    lift = tree_weight * rt.score * self.text_coverage(si, d)
+                    candidates.append((scale * sc + lift, -si, -d))
             for f, rt in by_file.items():
                 if f not in seen_files and f in ok:
                     first = seg.first_doc(f)

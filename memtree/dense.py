@@ -96,6 +96,16 @@ def _term_matches(seg: Segment, v: dict[str, Any], q: str, partial: float) -> tu
     return (docs, tf), (docs, ex)
 
 
+def _members(sorted_docs: Any, docs: Any) -> Any:
+    """Which of ``docs`` occur in ``sorted_docs`` (a boolean array)."""
+    import numpy as np
+
+    if sorted_docs.size == 0:
+        return np.zeros(docs.size, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_docs, docs), sorted_docs.size - 1)
+    return sorted_docs[at] == docs
+
+
 def _member(sorted_docs: Any, doc: int) -> bool:
     import numpy as np
 
@@ -166,7 +176,10 @@ class DenseScored:
                 bonus = np.zeros(len(seg.files))
                 for f, rt in routes.items():
                     bonus[f] = tree_weight * rt.score
-                keyword = keyword + bonus[views["doc_file"][docs]]
+                lift = bonus[views["doc_file"][docs]]
+                routed = np.flatnonzero(lift)
+                if routed.size:  # a routed note lifts each chunk by the share of the query it holds
+                    keyword[routed] += lift[routed] * self._text_coverage(si, docs[routed])
                 present = set(np.unique(views["doc_file"][docs]).tolist())
                 mask = self._tier_mask(si, allowed_tiers)
                 extra = [views["file_start"][f] for f in routes if f not in present]
@@ -180,6 +193,18 @@ class DenseScored:
             best += [(float(kw), si, int(d)) for kw, d in zip(keyword.tolist(), docs.tolist())]
         best.sort(key=lambda c: (-c[0], c[1], c[2]))
         return best[:k], top_bm
+
+    def _text_coverage(self, si: int, docs: Any) -> Any:
+        """The IDF-weighted share of the query terms each chunk's own text holds."""
+        import numpy as np
+
+        total = sum(st.idf for st in self.stats) or 1.0
+        cov = np.zeros(docs.size)
+        for qi, st in enumerate(self.stats):
+            matched, exact = self._matched[qi][si]
+            strength = np.where(_members(exact, docs), text.EXACT, np.where(_members(matched, docs), self.partial, 0.0))
+            cov += st.idf * strength
+        return cov / total
 
     def _tier_mask(self, si: int, tiers: frozenset[str]) -> Any:
         import numpy as np

@@ -42,10 +42,13 @@ class Hit:
         """The arithmetic of this hit's score, as in DESIGN §3.8."""
         s = self.signals
         label = self.node or self.path
-        return (
+        line = (
             f"{label}: {tree_weight:g}×{s['tree']:.2f} + {bm25_weight:g}×{s['bm25_norm']:.2f} "
             f"= {self.score:.3f}  (bm25 {s['bm25']:.2f}, coverage {s['coverage']:.2f})"
         )
+        if s.get("route") and s["route"] != s["tree"]:
+            line += f"; tree = route {s['route']:.2f} × the chunk's share of the query {s['tree'] / s['route']:.2f}"
+        return line
 
 
 @dataclass(frozen=True)
@@ -101,10 +104,15 @@ def run(
         rt = file_routes[si].get(seg.doc_file[d])
         # how each query term is evidenced: in the chunk's text, or in its node's keywords
         strengths = [scored.strength(qi, si, d) for qi in range(len(qterms))]
+        text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+        tree_score = 0.0
         if rt is not None:
+            # the note's route lifts a chunk by the share of the query the chunk itself holds;
+            # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
+            tree_score = rt.score * text_cov if text_cov else rt.score
             strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
         coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
-        ranked.append((keyword, coverage, si, d, rt, strengths))
+        ranked.append((keyword, coverage, si, d, rt, strengths, tree_score))
 
     reason = None
     best_cov = max((r[1] for r in ranked), default=0.0)
@@ -113,7 +121,7 @@ def run(
         ranked = []
     hits = []
     left = budget
-    for keyword, coverage, si, d, rt, strengths in ranked:
+    for keyword, coverage, si, d, rt, strengths, tree_score in ranked:
         seg = segments[si]
         path = seg.files[seg.doc_file[d]]
         node = tree.by_path.get(path)
@@ -126,7 +134,8 @@ def run(
         matched = tuple(q for q, st in zip(qterms, strengths) if st)
         raw = scored.raw(si, d)
         signals = {
-            "tree": round(rt.score if rt else 0.0, 4),
+            "tree": round(tree_score, 4),
+            "route": round(rt.score if rt else 0.0, 4),
             "bm25": round(raw, 4),
             "bm25_norm": round(raw / top_bm if top_bm else 0.0, 4),
             "keyword": round(keyword, 4),

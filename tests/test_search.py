@@ -173,3 +173,22 @@ def test_a_hand_edit_of_tree_index_is_seen_by_the_next_search(make_root: Callabl
     for searcher in (mt, MemTree(root, refresh_interval=0)):
         routed = {h.node: h.signals["tree"] for h in searcher.search("과일가게").hits}
         assert routed["tools"] == 1.0 and routed["fruit"] == pytest.approx(0.7)
+
+
+def test_a_routed_note_lifts_its_chunks_by_the_share_of_the_query_they_hold(make_root: Callable[..., Path]) -> None:
+    # note a is routed by 배포 (its keyword) but its chunks hold only 배포; note b is not routed, yet
+    # one of its chunks holds every query word: the route must not carry a half match past it.
+    root = make_root(
+        {
+            "bank/a.md": "- 배포는 금요일에 하지 않는다.\n- 배포 전에 체크리스트를 본다.\n",
+            "bank/b.md": "- 롤백 스크립트로 배포 실패를 되돌린다.\n- 커피는 오후에.\n",
+        },
+        [node("deploy", "bank/a.md", keywords=["배포"]), node("misc", "bank/b.md", keywords=["잡담"])],
+    )
+    result = MemTree(root, refresh_interval=0).search("배포 실패 롤백 스크립트")
+    top = result.hits[0]
+    assert top.path == "bank/b.md" and top.lines == (1, 1)
+    routed = [h for h in result.hits if h.node == "deploy"]
+    assert routed and all(0 < h.signals["tree"] < h.signals["route"] for h in routed)
+    for h in result.hits:  # the arithmetic --explain prints still holds
+        assert h.score == pytest.approx(0.4 * h.signals["tree"] + 0.6 * h.signals["bm25_norm"], abs=1e-3)

@@ -86,3 +86,20 @@ def test_locked_holds_an_exclusive_lock_until_exit(tmp_path: Path) -> None:
         assert lock.exists()
         assert not try_lock(lock)
     assert try_lock(lock)
+
+
+def test_atomic_write_keeps_the_replaced_files_mode_and_gives_new_files_the_usual_one(tmp_path: Path) -> None:
+    note = tmp_path / "bank" / "a.md"
+    note.parent.mkdir()
+    note.write_text("old\n", encoding="utf-8")
+    note.chmod(0o640)
+    store.atomic_write(note, b"new\n")
+    assert note.read_bytes() == b"new\n"
+    assert note.stat().st_mode & 0o777 == 0o640
+    fresh = tmp_path / "tree-index.json"
+    old_mask = os.umask(0o022)
+    try:
+        store.atomic_write(fresh, b"{}\n")
+    finally:
+        os.umask(old_mask)
+    assert fresh.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
