@@ -187,14 +187,18 @@ class MemTree:
 
     def index(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> IndexResult:
         """Refresh the chunk index, then add nodes for new bank notes and drop nodes of gone ones."""
-        t0 = time.perf_counter()
-        report = self.refresh(force=force, progress=progress)
-        current = treemod.load(self.root, check_files=False)
-        bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
         from . import catalog
 
-        segments = [s for _, s in self._index.segment_list()]
-        change = catalog.update(self.root, current, bank, segments, self._index.term_counts)
+        t0 = time.perf_counter()
+        self._index.collect = {}
+        try:
+            report = self.refresh(force=force, progress=progress)
+            current = treemod.load(self.root, check_files=False)
+            bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
+            segments = [s for _, s in self._index.segment_list()]
+            change = catalog.update(self.root, current, bank, segments, self._index.collect)
+        finally:
+            self._index.collect = None
         if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():
             store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(change.tree))
         self._tree = None

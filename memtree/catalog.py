@@ -11,12 +11,14 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from . import chunks as chunking
 from . import store, text
 from .bm25 import Segment
+from .chunks import Document
 from .tree import Node, Tree, validate
 
 AUTO_KEYWORDS = 8
@@ -48,22 +50,24 @@ def update(
     tree: Tree,
     bank_files: list[str],
     segments: list[Segment],
-    term_counts: dict[str, Counter[str]] | None = None,
+    parsed: Mapping[str, tuple[Document, Counter[str]]] | None = None,
 ) -> CatalogChange:
-    """Add nodes for bank notes without one and drop nodes whose file is gone."""
+    """Add nodes for bank notes without one and drop nodes whose file is gone.
+
+    ``parsed`` holds notes the index has just read (the document and its term counts).
+    """
     nodes = {n.id: n for n in tree.nodes}
     dropped: list[tuple[str, str]] = []
     for n in list(nodes.values()):
         if n.path and not (root / n.path).is_file():
             dropped.append((n.id, n.path))
             del nodes[n.id]
-    for node_id, _ in dropped:
-        for other in list(nodes.values()):
-            if node_id in other.children:
-                nodes[other.id] = replace(other, children=tuple(c for c in other.children if c != node_id))
-        for other in list(nodes.values()):
-            if other.parent == node_id:  # children of a dropped note node move up
-                nodes[other.id] = replace(other, parent=None)
+    gone = {node_id for node_id, _ in dropped}
+    for other in list(nodes.values()):
+        if gone.intersection(other.children):
+            nodes[other.id] = replace(other, children=tuple(c for c in other.children if c not in gone))
+        if other.parent in gone:  # children of a dropped note node move up
+            nodes[other.id] = replace(nodes[other.id], parent=None)
     known_paths = {n.path for n in nodes.values() if n.path}
     n_docs = sum(s.n_live for s in segments) or 1
     added: list[str] = []
@@ -74,7 +78,7 @@ def update(
         while node_id in nodes:  # an id taken by a category or another note
             node_id += "_"
         parent = _ensure_category(nodes, str(PurePosixPath(node_id).parent))
-        keywords = suggest_keywords(root / path, df, n_docs, (term_counts or {}).get(path))
+        keywords = suggest_keywords(root / path, df, n_docs, (parsed or {}).get(path))
         nodes[node_id] = Node(node_id, path, tuple(keywords), parent, (), 1.0)
         if parent:
             p = nodes[parent]
@@ -108,15 +112,21 @@ def document_frequencies(segments: list[Segment]) -> dict[str, int]:
     return df
 
 
-def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, tf: Counter[str] | None = None) -> list[str]:
+def suggest_keywords(
+    path: Path, df: dict[str, int], n_docs: int, parsed: tuple[Document, Counter[str]] | None = None
+) -> list[str]:
     """Frontmatter keywords/tags, short headings, then the note's most distinctive words.
 
-    ``tf`` (term counts of the note) saves re-tokenizing a note the index has just read.
+    ``parsed`` (the note as the index has just read it) saves reading and tokenizing it again.
     """
-    try:
-        doc = chunking.parse(store.read_note(path))
-    except (OSError, UnicodeDecodeError):
-        return []
+    if parsed is not None:
+        doc, tf = parsed
+    else:
+        try:
+            doc = chunking.parse(store.read_note(path))
+        except (OSError, UnicodeDecodeError):
+            return []
+        tf = Counter(t for c in doc.chunks for t in text.terms(c.text))
     out: list[str] = []
     for key in ("keywords", "tags"):
         value = doc.meta.get(key)
@@ -128,8 +138,6 @@ def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, tf: Counter[st
         h = text.normalize(heading.strip())
         if h and len(h) <= HEADING_KEYWORD_MAX_CHARS:
             out.append(h)
-    if tf is None:
-        tf = Counter(t for c in doc.chunks for t in text.terms(c.text))
 
     taken = {t for kw in out for t in text.terms(kw)}
     log_n = math.log(n_docs + 1)

@@ -23,11 +23,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
 from . import store, text
 from .bm25 import Segment
+
+if TYPE_CHECKING:
+    from .chunks import Document
 
 INDEX_FORMAT = 3
 INDEX_DIR = "index"
@@ -108,7 +112,8 @@ class Index:
         self.persist = True
         self.warnings: list[str] = []
         self.term_cache: dict[tuple[str, str, float], object] = {}  # IDF cache: per-term matches and df
-        self.term_counts: dict[str, Counter[str]] = {}  # notes read by this process: term → count
+        # while `memtree index` runs: bank notes as just parsed, so the catalog need not read them again
+        self.collect: dict[str, tuple[Document, Counter[str]]] | None = None
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
 
     # --- loading ------------------------------------------------------------------------
@@ -290,8 +295,8 @@ class Index:
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
         items = [(c.start, c.end, text.terms(c.text)) for c in doc.chunks]
-        if f.tier == "bank":
-            self.term_counts[f.path] = Counter(t for _, _, ts in items for t in ts)
+        if f.tier == "bank" and self.collect is not None:
+            self.collect[f.path] = (doc, Counter(t for _, _, ts in items for t in ts))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, content_hash(data), items)
 
     def _install(self, items: list[_Parsed], as_base: bool) -> None:
