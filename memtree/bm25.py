@@ -153,8 +153,8 @@ class Scored:
     stats: list[TermStats]
     matches: list[list[tuple[dict[int, float], set[int]]]]  # [term][segment] → (soft tf, exact chunks)
     partial: float = text.PARTIAL
-
     segments: Sequence[Segment] = ()
+    evidence: list[dict[int, float]] = field(default_factory=list)  # Σ idf × match strength per chunk
 
     def strength(self, term_index: int, segment: int, doc: int) -> float:
         """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, else 0."""
@@ -166,7 +166,7 @@ class Scored:
     def text_coverage(self, segment: int, doc: int) -> float:
         """The IDF-weighted share of the query terms a chunk's own text holds."""
         total = sum(st.idf for st in self.stats) or 1.0
-        return sum(st.idf * self.strength(qi, segment, doc) for qi, st in enumerate(self.stats)) / total
+        return self.evidence[segment].get(doc, 0.0) / total
 
     def raw(self, segment: int, doc: int) -> float:
         """The BM25 score of one chunk."""
@@ -194,22 +194,23 @@ class Scored:
                     top_bm = sc
         scale = bm25_weight / top_bm if top_bm else 0.0
         candidates: list[tuple[float, int, int]] = []  # negated positions: ties go to the earlier chunk
+        inv_total = 1.0 / (sum(st.idf for st in self.stats) or 1.0)
         for si, seg in enumerate(self.segments):
-            doc_file, ok, by_file = seg.doc_file, allowed[si], file_routes[si]
+            doc_file, ok, ev = seg.doc_file, allowed[si], self.evidence[si]
+            # a routed note lifts each chunk by the share of the query the chunk itself holds
+            lift = {f: tree_weight * rt.score * inv_total for f, rt in file_routes[si].items()}
             seen_files = set()
             for d, sc in self.scores[si].items():
                 f = doc_file[d]
                 if f not in ok:
                     continue
-                rt = by_file.get(f)
-                if rt is None:
+                per_evidence = lift.get(f)
+                if per_evidence is None:
                     candidates.append((scale * sc, -si, -d))
                 else:
                     seen_files.add(f)
-                    # a routed note lifts each chunk by the share of the query the chunk itself holds
-                    lift = tree_weight * rt.score * self.text_coverage(si, d)
-                    candidates.append((scale * sc + lift, -si, -d))
-            for f, rt in by_file.items():
+                    candidates.append((scale * sc + per_evidence * ev[d], -si, -d))
+            for f, rt in file_routes[si].items():
                 if f not in seen_files and f in ok:
                     first = seg.first_doc(f)
                     if first is not None and seg.live[first]:
@@ -246,15 +247,20 @@ def score(
         matches.append(entry[0])
         stats.append(entry[1])
     scores: list[dict[int, float]] = [{} for _ in segments]
+    evidence: list[dict[int, float]] = [{} for _ in segments]
     norm = k1 * (1.0 - b)
     slope = k1 * b / avgdl if avgdl else 0.0
     k1p = k1 + 1.0
     for st, hits in zip(stats, matches):
         w_idf = st.idf * k1p
-        for si, (acc, _) in enumerate(hits):
+        w_partial, w_exact = st.idf * partial, st.idf * (text.EXACT - partial)
+        for si, (acc, exact) in enumerate(hits):
             doc_len = segments[si].doc_len
-            out = scores[si]
-            get = out.get
+            out, ev = scores[si], evidence[si]
+            get, ev_get = out.get, ev.get
             for d, tf in acc.items():
                 out[d] = get(d, 0.0) + w_idf * tf / (tf + norm + slope * doc_len[d])
-    return Scored(scores, stats, matches, partial, segments)
+                ev[d] = ev_get(d, 0.0) + w_partial
+            for d in exact:  # exact ⊆ acc: raise those from partial to exact strength
+                ev[d] += w_exact
+    return Scored(scores, stats, matches, partial, segments, evidence)
