@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -141,6 +142,7 @@ class MemTree:
         self._tree_stamp: tuple[int, int] | None = None
         self._keywords: treemod.KeywordIndex | None = None
         self._checked = float("-inf")
+        self._searches = 0
         self._files_checked: tuple[float, tuple[int, int] | None] | None = None
         self._warnings: list[str] = []
         from cachetools import TTLCache
@@ -255,8 +257,22 @@ class MemTree:
                     lines_cache[path] = []
             return lines_cache[path]
 
+        # Why: importing numpy costs ~50 ms, more than one pure-Python query on a large index, so a
+        # process's first query is scored in Python and the vectorized scorer takes over after it.
+        vectorize = self._searches > 0 or "numpy" in sys.modules
+        self._searches += 1
         result = run(
-            self._index, tree, self._keywords, query, qterms, k, tiers, self.settings.search, read_lines, budget
+            self._index,
+            tree,
+            self._keywords,
+            query,
+            qterms,
+            k,
+            tiers,
+            self.settings.search,
+            read_lines,
+            budget,
+            vectorize,
         )
         if self._warnings:
             from dataclasses import replace

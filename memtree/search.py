@@ -75,11 +75,18 @@ def run(
     settings: SearchSettings,
     read_lines: Callable[[str], list[str]],
     budget: int | None = None,
+    vectorize: bool = True,
 ) -> SearchResult:
-    """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring."""
+    """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
+
+    ``vectorize=False`` keeps a large index on the pure-Python scorer (same scores): for one
+    query in a fresh process that is faster than importing numpy.
+    """
     segments = [seg for _, seg in index.segment_list()]
     postings = sum(len(seg.post_doc) for seg in segments)
-    backend: Any = dense if postings >= dense.DENSE_MIN_POSTINGS and dense.available() else bm25
+    backend: Any = bm25
+    if postings >= dense.DENSE_MIN_POSTINGS and vectorize and dense.available():
+        backend = dense
     cache = index.term_cache
     if len(cache) > TERM_CACHE_SIZE:
         cache.clear()

@@ -154,6 +154,7 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
                 raise TreeError(f"{source}: nodes '{paths[n.path]}' and '{n.id}' both point to {n.path}")
             paths[n.path] = n.id
 
+    child_sets = {n.id: set(n.children) for n in nodes}  # why: a category may have thousands of children
     for n in nodes:
         if n.parent is not None and n.parent not in by_id:
             raise TreeError(f"{source}: node '{n.id}' has unknown parent '{n.parent}'")
@@ -166,7 +167,7 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
                     f"{source}: node '{n.id}' lists child '{c}', but '{c}' has parent "
                     f"{child.parent!r}; make the two agree"
                 )
-        if n.parent is not None and n.id not in by_id[n.parent].children:
+        if n.parent is not None and n.id not in child_sets[n.parent]:
             raise TreeError(f"{source}: node '{n.id}' has parent '{n.parent}', which does not list it in its children")
     for n in nodes:
         chain = [n.id]  # in walk order, so the message shows the cycle as it runs
@@ -256,7 +257,8 @@ class KeywordIndex:
             "digest": self.tree.digest,
             "tokenizer": text.TOKENIZER_VERSION,
             "terms": self.terms,
-            "entries": self.entries,
+            "nodes": [e[0] for e in self.entries],
+            "keywords": [e[1] for e in self.entries],
         }
 
     @classmethod
@@ -269,7 +271,7 @@ class KeywordIndex:
             or doc.get("tokenizer") != text.TOKENIZER_VERSION
         ):
             return None
-        return cls(tree, (doc["terms"], [tuple(e) for e in doc["entries"]]))
+        return cls(tree, (doc["terms"], list(zip(doc["nodes"], doc["keywords"]))))
 
     def matches(self, q: str) -> Iterable[tuple[str, str, float]]:
         """(node id, keyword, strength) for every keyword term related to query term ``q``."""
