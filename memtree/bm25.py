@@ -18,16 +18,19 @@ import bisect
 import heapq
 import math
 from array import array
-from collections.abc import MutableMapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import text
 
 if TYPE_CHECKING:
-    from .tree import Route
+    from .routing import Route
 
 _TOP = "\U0010ffff"
+MAX_TF = 65_535
+"""Term frequencies are stored as uint16; a term repeated more often in one chunk counts this much."""
 
 
 @dataclass
@@ -264,3 +267,41 @@ def score(
             for d in exact:  # exact ⊆ acc: raise those from partial to exact strength
                 ev[d] += w_exact
     return Scored(scores, stats, matches, partial, segments, evidence)
+
+
+def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str]]]]]) -> Segment:
+    """Build a segment from ``(path, [(start line, end line, terms), ...])`` per note.
+
+    Postings are collected per term, already in chunk order, then laid out as CSR.
+    """
+    postings: dict[str, tuple[array[int], array[int]]] = {}
+    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
+    files: list[str] = []
+    file_start, file_len = array("q", [0]), array("q")
+    for path, chunks in notes:
+        fi = len(files)
+        files.append(path)
+        file_len.append(sum(len(terms) for _, _, terms in chunks))
+        file_start.append(file_start[-1] + len(chunks))
+        for start, end, terms in chunks:
+            d = len(doc_len)
+            doc_len.append(len(terms))
+            doc_file.append(fi)
+            doc_start.append(start)
+            doc_end.append(end)
+            for t, tf in Counter(terms).items():
+                p = postings.get(t)
+                if p is None:
+                    p = postings[t] = (array("i"), array("H"))
+                p[0].append(d)
+                p[1].append(tf if tf < MAX_TF else MAX_TF)
+    terms_sorted = sorted(postings)
+    offsets, post_doc, post_tf = array("q", [0]), array("i"), array("H")
+    for t in terms_sorted:
+        docs, tfs = postings[t]
+        post_doc.extend(docs)
+        post_tf.extend(tfs)
+        offsets.append(len(post_doc))
+    return Segment(
+        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
+    )

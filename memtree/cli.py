@@ -95,7 +95,7 @@ def init(
     directory: Annotated[Path, typer.Argument(help="Folder to scaffold.")] = Path("."), json: JsonOption = False
 ) -> None:
     """Create an empty memory root: bank/, memory/, recall/, tree-index.json, .gitignore entry."""
-    from .api import init as do_init
+    from .root import init as do_init
 
     root, created = do_init(directory)
     if json:

@@ -19,7 +19,7 @@ from . import text
 from .bm25 import Segment, TermStats, idf
 
 if TYPE_CHECKING:
-    from .tree import Route
+    from .routing import Route
 
 DENSE_MIN_POSTINGS = 400_000
 """Indexes with fewer postings are scored in pure Python (no numpy import on a cold start)."""

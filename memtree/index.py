@@ -15,20 +15,18 @@ Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot b
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
-from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
-from . import store, text
-from .bm25 import Segment
+from . import segment_files, store, text
+from .bm25 import Segment, build_segment
 
 if TYPE_CHECKING:
     from .chunks import Document
@@ -39,18 +37,6 @@ MANIFEST = "manifest.json"
 VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell cheaply whether to reload
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
-MAX_TF = 65_535
-_ARRAYS = {
-    "offsets": "q",
-    "post_doc": "i",
-    "post_tf": "H",
-    "doc_len": "i",
-    "doc_file": "i",
-    "doc_start": "i",
-    "doc_end": "i",
-    "file_start": "q",
-    "file_len": "q",
-}
 
 
 @dataclass
@@ -128,7 +114,7 @@ class Index:
                 or manifest.get("tokenizer") != text.TOKENIZER_VERSION
             ):
                 return False
-            segments = {name: self._read_segment(name) for name in manifest["segments"]}
+            segments = {name: segment_files.read(self.dir / name) for name in manifest["segments"]}
         except (OSError, ValueError, KeyError, TypeError):
             return False
         self.files = {p: FileEntry(*v) for p, v in manifest["files"].items()}
@@ -139,32 +125,6 @@ class Index:
         self._mark_dead()
         self.term_cache.clear()
         return True
-
-    def _read_segment(self, name: str) -> Segment:
-        folder = self.dir / name
-        meta = orjson.loads((folder / "files.json").read_bytes())
-        cols = {}
-        for col, code in _ARRAYS.items():
-            arr = array(code)
-            arr.frombytes((folder / f"{col}.bin").read_bytes())
-            cols[col] = arr
-        raw = (folder / "terms.txt").read_text(encoding="utf-8")
-        terms = raw.split("\n") if raw else []
-        if len(cols["offsets"]) != len(terms) + 1:
-            raise ValueError(f"segment {name} is inconsistent")
-        return Segment(
-            terms,
-            cols["offsets"],
-            cols["post_doc"],
-            cols["post_tf"],
-            cols["doc_len"],
-            cols["doc_file"],
-            cols["doc_start"],
-            cols["doc_end"],
-            meta,
-            cols["file_start"],
-            cols["file_len"],
-        )
 
     def _mark_dead(self) -> None:
         for name, seg in self.segments.items():
@@ -301,7 +261,7 @@ class Index:
 
     def _install(self, items: list[_Parsed], as_base: bool) -> None:
         name = f"seg-{self.version + 1}"
-        segment = build_segment(items)
+        segment = build_segment((it.path, it.chunks) for it in items)
         old_base, old_delta = self.base, self.delta
         if as_base:
             self.files = {}
@@ -318,7 +278,7 @@ class Index:
         self.term_cache.clear()
         if self.persist:
             try:
-                self._write_segment(name, segment)
+                segment_files.write(self.dir, name, segment)
                 self._save_manifest()
             except OSError as exc:
                 self.persist = False
@@ -327,19 +287,6 @@ class Index:
             for stale in (old_base, old_delta):
                 if stale and stale not in self.segments:
                     shutil.rmtree(self.dir / stale, ignore_errors=True)
-
-    def _write_segment(self, name: str, seg: Segment) -> None:
-        tmp = self.dir / f".{name}.tmp{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        (tmp / "terms.txt").write_text("\n".join(seg.terms), encoding="utf-8")
-        (tmp / "files.json").write_bytes(orjson.dumps(seg.files))
-        for col in _ARRAYS:
-            arr = getattr(seg, col)
-            (tmp / f"{col}.bin").write_bytes(arr.tobytes())
-        final = self.dir / name
-        shutil.rmtree(final, ignore_errors=True)
-        os.replace(tmp, final)
 
     def _save_manifest(self) -> None:
         doc = {
@@ -368,37 +315,3 @@ class Index:
     def n_chunks(self) -> int:
         """Live chunks across segments."""
         return sum(s.n_live for s in self.segments.values())
-
-
-def build_segment(items: Iterable[_Parsed]) -> Segment:
-    """Build one segment from parsed notes: postings per term (already in chunk order), then CSR."""
-    postings: dict[str, tuple[array[int], array[int]]] = {}
-    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
-    files: list[str] = []
-    file_start, file_len = array("q", [0]), array("q")
-    for fi, it in enumerate(items):
-        files.append(it.path)
-        file_len.append(sum(len(terms) for _, _, terms in it.chunks))
-        file_start.append(file_start[-1] + len(it.chunks))
-        for start, end, terms in it.chunks:
-            d = len(doc_len)
-            doc_len.append(len(terms))
-            doc_file.append(fi)
-            doc_start.append(start)
-            doc_end.append(end)
-            for t, tf in Counter(terms).items():
-                p = postings.get(t)
-                if p is None:
-                    p = postings[t] = (array("i"), array("H"))
-                p[0].append(d)
-                p[1].append(tf if tf < MAX_TF else MAX_TF)
-    terms_sorted = sorted(postings)
-    offsets, post_doc, post_tf = array("q", [0]), array("i"), array("H")
-    for t in terms_sorted:
-        docs, tfs = postings[t]
-        post_doc.extend(docs)
-        post_tf.extend(tfs)
-        offsets.append(len(post_doc))
-    return Segment(
-        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
-    )

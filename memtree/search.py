@@ -17,7 +17,8 @@ from typing import Any
 from . import bm25, dense, text
 from .config import SearchSettings
 from .index import Index
-from .tree import KeywordIndex, Route, Tree, route
+from .routing import KeywordIndex, Route, route
+from .tree import Tree
 
 TERM_CACHE_SIZE = 2048
 """Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""

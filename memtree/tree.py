@@ -7,16 +7,14 @@ keys in a fixed order, children sorted, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
-import bisect
 import os
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 
-from . import text
 from .errors import TreeError
 
 TREE_FILE = "tree-index.json"
@@ -212,127 +210,3 @@ def load(root: Path, check_files: bool = True) -> Tree:
         raise TreeError(f"{path}: cannot read ({exc.strerror})") from None
     # check_path has already refused absolute paths and '..', so every node path is inside the root.
     return loads(data, root if check_files else None, str(path))
-
-
-# --- routing -------------------------------------------------------------------------------
-
-
-class Route(NamedTuple):
-    """A node the query was routed to: its tree score and, per query term, how a keyword matched."""
-
-    node: str
-    score: float
-    matches: dict[int, tuple[float, str]]  # query term index → (strength, keyword)
-    via: str | None = None  # the category node climbed to, when reached by parent fallback
-
-    @property
-    def terms(self) -> dict[int, float]:
-        """Query term index → match strength."""
-        return {qi: s for qi, (s, _) in self.matches.items()}
-
-    @property
-    def keywords(self) -> tuple[str, ...]:
-        """The keywords that matched, in query order."""
-        return tuple(dict.fromkeys(kw for _, kw in self.matches.values()))
-
-
-class KeywordIndex:
-    """Node keywords as sorted terms, so a query term finds its nodes by bisection."""
-
-    def __init__(self, tree: Tree, parts: tuple[list[str], list[tuple[str, str]]] | None = None) -> None:
-        if parts is None:
-            pairs: list[tuple[str, str, str]] = []  # (term, node id, keyword)
-            for n in tree.nodes:
-                for kw in n.keywords:
-                    for t in dict.fromkeys(text.terms(kw)):
-                        pairs.append((t, n.id, kw))
-            pairs.sort()
-            parts = [p[0] for p in pairs], [(p[1], p[2]) for p in pairs]
-        self.terms, self.entries = parts
-        self.tree = tree
-
-    def to_json(self) -> dict[str, Any]:
-        """What the cache in .memtree/ keeps, keyed by the tree file's digest."""
-        return {
-            "digest": self.tree.digest,
-            "tokenizer": text.TOKENIZER_VERSION,
-            "terms": self.terms,
-            "nodes": [e[0] for e in self.entries],
-            "keywords": [e[1] for e in self.entries],
-        }
-
-    @classmethod
-    def from_json(cls, tree: Tree, doc: Any) -> KeywordIndex | None:
-        """The cached index when it was made from this very tree file, else None."""
-        if (
-            not isinstance(doc, dict)
-            or doc.get("digest") != tree.digest
-            or not tree.digest
-            or doc.get("tokenizer") != text.TOKENIZER_VERSION
-        ):
-            return None
-        return cls(tree, (doc["terms"], list(zip(doc["nodes"], doc["keywords"]))))
-
-    def matches(self, q: str) -> Iterable[tuple[str, str, float]]:
-        """(node id, keyword, strength) for every keyword term related to query term ``q``."""
-        terms, entries = self.terms, self.entries
-        lo = bisect.bisect_left(terms, q)
-        if not text.is_cjk(q):
-            for i in range(lo, bisect.bisect_right(terms, q, lo)):
-                yield entries[i][0], entries[i][1], text.EXACT
-            return
-        # every term in [q, q + U+10FFFF) starts with q: exact when equal, else a prefix match
-        for i in range(lo, bisect.bisect_left(terms, q + "\U0010ffff", lo)):
-            strength = (
-                text.relation(q, terms[i])
-                if len(q) < text.MIN_STEM
-                else (text.EXACT if terms[i] == q else text.PARTIAL)
-            )
-            if strength:
-                yield entries[i][0], entries[i][1], strength
-        for size in range(1, len(q)):
-            p = q[:size]
-            strength = text.relation(q, p)
-            if not strength:
-                continue
-            j = bisect.bisect_left(terms, p)
-            while j < len(terms) and terms[j] == p:
-                yield entries[j][0], entries[j][1], strength
-                j += 1
-
-
-def route(
-    index: KeywordIndex, qterms: Sequence[str], idf: Sequence[float], partial: float = text.PARTIAL
-) -> dict[str, Route]:
-    """Tree scores for nodes holding files.
-
-    A node's score is ``weight × Σ idf(q)·match(q) / Σ idf(q)`` over the query terms (match 1.0
-    exact, ``partial`` for a prefix match), clamped to [0, 1]. When no file node matches, the
-    matching category nodes pass their score down to their descendants (parent fallback).
-    """
-    total = sum(idf) or 1.0
-    best: dict[str, dict[int, tuple[float, str]]] = {}
-    for qi, q in enumerate(qterms):
-        for node_id, kw, strength in index.matches(q):
-            s = 1.0 if strength >= 1.0 else partial
-            per_node = best.setdefault(node_id, {})
-            if s > per_node.get(qi, (0.0, ""))[0]:
-                per_node[qi] = (s, kw)
-    tree = index.tree
-    routes: dict[str, Route] = {}
-    categories: list[Route] = []
-    for node_id, per_q in best.items():
-        node = tree.by_id[node_id]
-        raw = sum(idf[qi] * s for qi, (s, _) in per_q.items()) / total
-        r = Route(node_id, min(1.0, raw * node.weight), per_q)
-        if node.path:
-            routes[node_id] = r
-        else:
-            categories.append(r)
-    if routes or not categories:
-        return routes
-    for cat in sorted(categories, key=lambda r: -r.score):
-        for child in tree.descendants(cat.node):
-            if child.path and child.id not in routes:
-                routes[child.id] = Route(child.id, min(1.0, cat.score * child.weight), cat.matches, via=cat.node)
-    return routes

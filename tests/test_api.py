@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memtree import MemTree
-from memtree.api import find_root, init
 from memtree.errors import EmptyMemory, MemtreeError, QueryError, RootNotFound
+from memtree.root import find_root, init
 
 # --- root discovery ------------------------------------------------------------------------------
 

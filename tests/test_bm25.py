@@ -8,8 +8,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from memtree import bm25, text
-from memtree.bm25 import Segment
-from memtree.index import _Parsed, build_segment
+from memtree.bm25 import Segment, build_segment
 
 # Words that are their own index term (no stemming, no stopword) and not prefixes of each other.
 VOCAB = "banana cherry lemon mango melon peach plum kiwi walnut almond pepper carrot radish turnip".split()
@@ -28,7 +27,7 @@ CORPUS = [
 def segment_of(docs: Sequence[str], path: str = "bank/a.md") -> Segment:
     """One note whose chunks are the given documents (one line each)."""
     chunks = [(i + 1, i + 1, text.terms(doc)) for i, doc in enumerate(docs)]
-    return build_segment([_Parsed(path, "bank", 0, 0, "", chunks)])
+    return build_segment([(path, chunks)])
 
 
 def scores_of(scored: bm25.Scored, n_docs: int, segment: int = 0) -> list[float]:
@@ -109,8 +108,8 @@ def test_dead_files_leave_the_statistics() -> None:
     docs = ["banana cherry", "banana", "lemon"]
     one = build_segment(
         [
-            _Parsed("bank/a.md", "bank", 0, 0, "", [(1, 1, text.terms(docs[0])), (2, 2, text.terms(docs[1]))]),
-            _Parsed("bank/b.md", "bank", 0, 0, "", [(1, 1, text.terms(docs[2]))]),
+            ("bank/a.md", [(1, 1, text.terms(docs[0])), (2, 2, text.terms(docs[1]))]),
+            ("bank/b.md", [(1, 1, text.terms(docs[2]))]),
         ]
     )
     one.set_dead(frozenset({1}))  # bank/b.md has a newer version elsewhere

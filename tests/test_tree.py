@@ -11,7 +11,7 @@ from helpers import node, tree_json, write_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtree import tree
+from memtree import routing, tree
 from memtree.errors import TreeError
 
 # --- round trip (hypothesis) -----------------------------------------------------------------
@@ -172,23 +172,23 @@ def routing_tree() -> tree.Tree:
 
 
 def test_route_scores_exact_and_partial_keyword_matches() -> None:
-    index = tree.KeywordIndex(routing_tree())
-    routes = tree.route(index, ["가치관", "원칙"], [1.0, 1.0])
+    index = routing.KeywordIndex(routing_tree())
+    routes = routing.route(index, ["가치관", "원칙"], [1.0, 1.0])
     assert routes["identity/values"].score == pytest.approx(1.0)
-    partial = tree.route(index, ["가치"], [1.0])  # a prefix of 가치관
+    partial = routing.route(index, ["가치"], [1.0])  # a prefix of 가치관
     assert partial["identity/values"].score == pytest.approx(0.7)
     assert "identity/tone" not in partial
 
 
 def test_route_multiplies_by_weight_and_ignores_single_syllable_prefix() -> None:
-    index = tree.KeywordIndex(routing_tree())
-    assert tree.route(index, ["말투"], [1.0])["identity/tone"].score == pytest.approx(0.5)
-    assert tree.route(index, ["회"], [1.0]) == {}  # 회 must not route to 회의록
-    assert tree.route(index, ["cro"], [1.0]) == {}  # Latin matches whole terms only
+    index = routing.KeywordIndex(routing_tree())
+    assert routing.route(index, ["말투"], [1.0])["identity/tone"].score == pytest.approx(0.5)
+    assert routing.route(index, ["회"], [1.0]) == {}  # 회 must not route to 회의록
+    assert routing.route(index, ["cro"], [1.0]) == {}  # Latin matches whole terms only
 
 
 def test_route_falls_back_to_children_of_a_matching_category() -> None:
-    routes = tree.route(tree.KeywordIndex(routing_tree()), ["정체성"], [1.0])
+    routes = routing.route(routing.KeywordIndex(routing_tree()), ["정체성"], [1.0])
     assert set(routes) == {"identity/values", "identity/tone"}
     assert all(r.via == "identity" for r in routes.values())
     assert routes["identity/tone"].score == pytest.approx(0.5)
