@@ -204,7 +204,7 @@ class MemTree:
         def read_lines(path: str) -> list[str]:
             if path not in lines_cache:
                 try:
-                    lines_cache[path] = store.read_note(self.root / path).split("\n")
+                    lines_cache[path] = store.read_note(os.path.join(self.root, path)).split("\n")
                 except (OSError, UnicodeDecodeError):
                     lines_cache[path] = []
             return lines_cache[path]

@@ -166,6 +166,10 @@ class Scored:
             return text.EXACT
         return self.partial if doc in acc else 0.0
 
+    def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
+        """For each (segment, chunk), the match strength of every query term."""
+        return [[self.strength(qi, si, d) for qi in range(len(self.stats))] for si, d in chunks]
+
     def text_coverage(self, segment: int, doc: int) -> float:
         """The IDF-weighted share of the query terms a chunk's own text holds."""
         total = sum(st.idf for st in self.stats) or 1.0

@@ -137,6 +137,21 @@ class DenseScored:
             return text.EXACT
         return self.partial if _member(docs, doc) else 0.0
 
+    def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
+        """For each (segment, chunk), the match strength of every query term (vectorized per term)."""
+        import numpy as np
+
+        table = [[0.0] * len(self.stats) for _ in chunks]
+        for si in {si for si, _ in chunks}:
+            rows = [i for i, (s, _) in enumerate(chunks) if s == si]
+            docs = np.array([chunks[i][1] for i in rows], dtype=np.int64)
+            for qi in range(len(self.stats)):
+                matched, exact = self._matched[qi][si]
+                col = np.where(_members(exact, docs), text.EXACT, np.where(_members(matched, docs), self.partial, 0.0))
+                for i, value in zip(rows, col.tolist()):
+                    table[i][qi] = value
+        return table
+
     def raw(self, segment: int, doc: int) -> float:
         """The BM25 score of one chunk."""
         import numpy as np

@@ -107,11 +107,11 @@ def run(
     top, top_bm = scored.top(k, frozenset(tiers), file_routes, tw, bw)
     total_idf = sum(idfs) or 1.0
     ranked = []
-    for keyword, si, d in top:
+    table = scored.strengths([(si, d) for _, si, d in top])
+    for (keyword, si, d), strengths in zip(top, table):
         seg = segments[si]
         rt = file_routes[si].get(seg.doc_file[d])
         # how each query term is evidenced: in the chunk's text, or in its node's keywords
-        strengths = [scored.strength(qi, si, d) for qi in range(len(qterms))]
         text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
         tree_score = 0.0
         if rt is not None:

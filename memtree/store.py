@@ -78,9 +78,10 @@ def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], li
     return found, warnings
 
 
-def read_note(path: Path) -> str:
+def read_note(path: str | os.PathLike[str]) -> str:
     """A note's text; raises UnicodeDecodeError for binary or non-UTF-8 content."""
-    data = path.read_bytes()
+    with open(path, "rb") as f:
+        data = f.read()
     if b"\x00" in data[:8192]:
         raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "binary content (NUL bytes)")
     text = data.decode("utf-8")
