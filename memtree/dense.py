@@ -195,11 +195,15 @@ class DenseScored:
                 routed = np.flatnonzero(lift)
                 if routed.size:  # a routed note lifts each chunk by the share of the query it holds
                     keyword[routed] += lift[routed] * self._text_coverage(si, docs[routed])
-                present = set(np.unique(views["doc_file"][docs]).tolist())
+                # parent fallback: a routed note none of whose chunks matched a term offers its first
+                starts = views["file_start"]
+                files = list(routes)
+                lo = np.searchsorted(docs, [starts[f] for f in files])  # candidates are sorted by chunk
+                hi = np.searchsorted(docs, [starts[f + 1] for f in files])
                 mask = self._tier_mask(si, allowed_tiers)
-                extra = [views["file_start"][f] for f in routes if f not in present]
+                extra = [starts[f] for f, a, b in zip(files, lo.tolist(), hi.tolist()) if a == b]
                 extra = [d for d in extra if d < len(seg.doc_file) and mask[d]]
-                if extra:  # parent fallback: a routed note none of whose chunks matched a term
+                if extra:
                     docs = np.concatenate([docs, np.array(extra, dtype=docs.dtype)])
                     keyword = np.concatenate([keyword, bonus[views["doc_file"][extra]]])
             if docs.size > k:

@@ -192,3 +192,14 @@ def test_a_routed_note_lifts_its_chunks_by_the_share_of_the_query_they_hold(make
     assert routed and all(0 < h.signals["tree"] < h.signals["route"] for h in routed)
     for h in result.hits:  # the arithmetic --explain prints still holds
         assert h.score == pytest.approx(0.4 * h.signals["tree"] + 0.6 * h.signals["bm25_norm"], abs=1e-3)
+
+
+def test_the_idf_cache_is_dropped_when_a_note_changes(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/a.md": "- 배포는 금요일에 하지 않는다.\n", "bank/b.md": "- 커피는 오후에.\n"})
+    mt = MemTree(root, refresh_interval=0)
+    first = mt.search("배포", cache=False)
+    assert [h.path for h in first.hits] == ["bank/a.md"] and first.term_stats[0].df == 1
+    bump(root / "bank/b.md", "- 커피는 오후에.\n- 배포 뒤에는 커피.\n")
+    second = mt.search("배포", cache=False)  # same term: its cached matches must not be reused
+    assert second.term_stats[0].df == 2
+    assert {h.path for h in second.hits} == {"bank/a.md", "bank/b.md"}
