@@ -7,6 +7,7 @@ the score.py protocol and printing Markdown tables.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import inspect
 import json
@@ -25,6 +26,21 @@ SEARCH_OK = (0, 1)  # `memtree search` exits 1 when nothing matches confidently
 DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 DEFAULT_WORK = Path(tempfile.gettempdir()) / "memtree-bench"
 MAX_SPAN = 30  # score.py's default: a chunk-level hit may span at most this many lines
+
+
+def add_common_args(ap: argparse.ArgumentParser) -> None:
+    """SHARED_BENCH (positional, optional) and --work, as both scripts take them."""
+    ap.add_argument(
+        "shared",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_SHARED,
+        metavar="SHARED_BENCH",
+        help=f"the shared benchmark folder (default: {DEFAULT_SHARED})",
+    )
+    ap.add_argument(
+        "--work", type=Path, default=DEFAULT_WORK, help=f"scratch folder for trees (default: {DEFAULT_WORK})"
+    )
 
 
 def fail(message: str) -> None:

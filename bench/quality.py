@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import (
-    DEFAULT_SHARED,
-    DEFAULT_WORK,
     SEARCH_OK,
+    add_common_args,
     check_shared,
     fail,
     first_rank,
@@ -44,17 +43,7 @@ SCORE_KEYS = ("hit@1", "hit@5", "mrr@10", "file_hit@5")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "shared",
-        nargs="?",
-        type=Path,
-        default=DEFAULT_SHARED,
-        metavar="SHARED_BENCH",
-        help=f"the shared benchmark folder (default: {DEFAULT_SHARED})",
-    )
-    ap.add_argument(
-        "--work", type=Path, default=DEFAULT_WORK, help=f"scratch folder for trees (default: {DEFAULT_WORK})"
-    )
+    add_common_args(ap)
     ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated (default: %(default)s)")
     ap.add_argument("--json-out", type=Path, help="write all figures to this JSON file")
     ap.add_argument("--cold-runs", type=int, default=5, help="cold CLI searches (default: %(default)s)")

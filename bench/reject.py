@@ -44,7 +44,9 @@ def best_coverages(tree: Path) -> list[tuple[bool, float, bool]]:
         best = max((h.signals["coverage"] for h in hits), default=0.0)
         targets = [spans[r] for r in q["relevant"] if r in spans]
         found = any(
-            h.path == t["path"] and h.lines[1] - h.lines[0] < 30 and h.lines[0] <= t["lines"][1]
+            h.path == t["path"]
+            and h.lines[1] - h.lines[0] < 30
+            and h.lines[0] <= t["lines"][1]
             and h.lines[1] >= t["lines"][0]
             for h in hits[:5]
             for t in targets

@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import (
-    DEFAULT_SHARED,
-    DEFAULT_WORK,
     SEARCH_OK,
+    add_common_args,
     check_shared,
     first_rank,
     fmt,
@@ -78,17 +77,7 @@ class Corpus:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "shared",
-        nargs="?",
-        type=Path,
-        default=DEFAULT_SHARED,
-        metavar="SHARED_BENCH",
-        help=f"the shared benchmark folder (default: {DEFAULT_SHARED})",
-    )
-    ap.add_argument(
-        "--work", type=Path, default=DEFAULT_WORK, help=f"scratch folder for trees (default: {DEFAULT_WORK})"
-    )
+    add_common_args(ap)
     ap.add_argument("--chunks", default="10000,100000", help="comma-separated sizes (default: %(default)s)")
     ap.add_argument("--queries", type=int, default=500, help="known-item queries (default: %(default)s)")
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of %(default)s")

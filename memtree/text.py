@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 TOKENIZER_VERSION = 1
 """Bump when terms() changes: persisted indexes and caches made by another version are rebuilt."""
@@ -182,14 +183,16 @@ def terms(text: str) -> list[str]:
 
 def terms_with_surface(text: str) -> list[tuple[str, str]]:
     """(index term, the word it came from) pairs: keywords show people the word, not the stem."""
-    pairs = []
+    return list(_pairs(text))
+
+
+def _pairs(text: str) -> Iterator[tuple[str, str]]:
     for tok in _WORD.findall(_unglue(normalize(text))):
         term = _term_cache.get(tok)
         if term is None:
             term = _term(tok)
         if term:
-            pairs.append((term, tok))
-    return pairs
+            yield term, tok
 
 
 def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
@@ -199,10 +202,7 @@ def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
     first (another note, a query), so tree-index.json would depend on the process's history.
     """
     found: dict[str, str] = {}
-    for word in _WORD.findall(_unglue(normalize(text))):
-        term = _term_cache.get(word)
-        if term is None:
-            term = _term(word)
+    for term, word in _pairs(text):
         if term in wanted and term not in found:
             found[term] = word
             if len(found) == len(wanted):
