@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,9 @@ INDEX_FORMAT = 3
 INDEX_DIR = "index"
 MANIFEST = "manifest.json"
 VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell cheaply whether to reload
+RACY_NS = 2_000_000_000
+"""A note modified this recently can change again without its mtime or size moving (coarse
+timestamps), so it is re-hashed on every check until it is older (git's "racily clean" case)."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
 
@@ -169,6 +173,7 @@ class Index:
 
     def _stale(self, disk: list[store.FileStat]) -> bool:
         seen = 0
+        racy_after = time.time_ns() - RACY_NS
         for f in disk:
             e = self.files.get(f.path)
             if e is None:
@@ -177,7 +182,7 @@ class Index:
                     return True
                 continue
             seen += 1
-            if e.mtime_ns != f.mtime_ns or e.size != f.size:
+            if e.mtime_ns != f.mtime_ns or e.size != f.size or f.mtime_ns >= racy_after:
                 return True
         return seen != len(self.files)
 
@@ -185,12 +190,19 @@ class Index:
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
     ) -> None:
         on_disk = {f.path: f for f in disk}
+        racy_after = time.time_ns() - RACY_NS
+        skipped_before = dict(self.skipped)
         suspects = []
         for f in disk:
             entry, skip = self.files.get(f.path), self.skipped.get(f.path)
             if not force and entry is None and skip is not None and skip[:2] == (f.mtime_ns, f.size):
                 report.warnings.append(f"{f.path}: skipped, {skip[2]}")
-            elif force or entry is None or (entry.mtime_ns, entry.size) != (f.mtime_ns, f.size):
+            elif (
+                force
+                or entry is None
+                or (entry.mtime_ns, entry.size) != (f.mtime_ns, f.size)
+                or f.mtime_ns >= racy_after
+            ):
                 suspects.append(f)
         removed = [p for p in self.files if p not in on_disk]
         parsed: dict[str, _Parsed | None] = {}
@@ -198,13 +210,17 @@ class Index:
         for i, f in enumerate(suspects):
             if progress:
                 progress(i + 1, len(suspects))
-            item = self._parse(f, report.warnings)
-            old = self.files.get(f.path)
-            if item is not None and old is not None and old.hash == item.hash and not force:
-                old.mtime_ns, old.size = f.mtime_ns, f.size  # touched, not changed
-                stat_only = True
+            read = self._read(f, report.warnings)
+            if read is None:
+                parsed[f.path] = None
                 continue
-            parsed[f.path] = item
+            old = self.files.get(f.path)
+            if old is not None and old.hash == read[1] and not force:  # touched or racy, not changed
+                if (old.mtime_ns, old.size) != (f.mtime_ns, f.size):
+                    old.mtime_ns, old.size = f.mtime_ns, f.size
+                    stat_only = True
+                continue
+            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings)
         # unreadable notes leave the index like removed ones
         removed += [p for p, item in parsed.items() if item is None and p in self.files]
         parsed = {p: item for p, item in parsed.items() if item is not None}
@@ -212,7 +228,7 @@ class Index:
         for p in gone:
             del self.skipped[p]
         if not parsed and not removed and not force and self.segments:
-            if stat_only or gone or suspects:
+            if stat_only or self.skipped != skipped_before:
                 self._save_manifest()
             return
         for p in parsed:
@@ -229,18 +245,19 @@ class Index:
             everything = {p: parsed.get(p) for p in on_disk}
             for p, item in everything.items():
                 if item is None:
-                    everything[p] = self._parse(on_disk[p], report.warnings)
+                    everything[p] = self._load(on_disk[p], report.warnings)
             items = [it for it in everything.values() if it is not None]
             self._install(items, as_base=True)
         else:
-            fresh = [parsed.get(p) or self._parse(on_disk[p], report.warnings) for p in sorted(delta_paths)]
+            fresh = [parsed.get(p) or self._load(on_disk[p], report.warnings) for p in sorted(delta_paths)]
             self._install([it for it in fresh if it is not None], as_base=False)
 
-    def _parse(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
-        path = self.root / f.path
+    def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
+        """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
         try:
-            data = path.read_bytes()
-            body = store.read_note(path)
+            with open(self.root / f.path, "rb") as fh:
+                data = fh.read()
+            body = store.decode_note(data)
         except UnicodeDecodeError:
             warnings.append(f"{f.path}: skipped, not UTF-8 text")
             self.skipped[f.path] = (f.mtime_ns, f.size, "not UTF-8 text")
@@ -248,16 +265,24 @@ class Index:
         except OSError as exc:
             warnings.append(f"{f.path}: skipped ({exc.strerror})")
             return None
+        self.skipped.pop(f.path, None)
+        return body, content_hash(data)
+
+    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
+        """Chunk and tokenize one note."""
         from . import chunks as chunking  # lazy: only a changed note is parsed
 
-        self.skipped.pop(f.path, None)
         doc = chunking.parse(body)
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
         items = [(c.start, c.end, text.terms(c.text)) for c in doc.chunks]
         if f.tier == "bank" and self.collect is not None:
             self.collect[f.path] = (doc, Counter(t for _, _, ts in items for t in ts))
-        return _Parsed(f.path, f.tier, f.mtime_ns, f.size, content_hash(data), items)
+        return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
+
+    def _load(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
+        read = self._read(f, warnings)
+        return None if read is None else self._parse(f, read[0], read[1], warnings)
 
     def _install(self, items: list[_Parsed], as_base: bool) -> None:
         name = f"seg-{self.version + 1}"

@@ -81,7 +81,11 @@ def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], li
 def read_note(path: str | os.PathLike[str]) -> str:
     """A note's text; raises UnicodeDecodeError for binary or non-UTF-8 content."""
     with open(path, "rb") as f:
-        data = f.read()
+        return decode_note(f.read())
+
+
+def decode_note(data: bytes) -> str:
+    """A note's bytes as text (a leading BOM dropped); UnicodeDecodeError for binary or non-UTF-8."""
     if b"\x00" in data[:8192]:
         raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "binary content (NUL bytes)")
     text = data.decode("utf-8")

@@ -162,3 +162,17 @@ def test_an_unusable_state_folder_keeps_the_index_in_memory_with_a_warning(root:
     result = MemTree(root, refresh_interval=0).search("망치")
     assert [h.path for h in result.hits] == ["bank/tools.md"]
     assert any(".memtree" in w and "in memory" in w for w in result.warnings)
+
+
+def test_a_same_size_edit_within_one_timestamp_tick_is_seen(root: Path) -> None:
+    # Coarse file systems (FAT, SMB, HFS+) can give an edit the same mtime and size as before:
+    # a note changed in the last two seconds is re-hashed, so the edit is not missed.
+    note = root / "bank/fruit.md"
+    mt = MemTree(root, refresh_interval=0)
+    assert mt.search("사과").hits
+    st = note.stat()
+    note.write_text("# 과일\n\n자두와 배는 가을 과일이다.\n", encoding="utf-8")  # 사과 → 자두, same bytes
+    assert note.stat().st_size == st.st_size
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [h.path for h in mt.search("자두").hits] == ["bank/fruit.md"]
+    assert mt.search("사과").rejected
