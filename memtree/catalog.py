@@ -19,6 +19,7 @@ from . import chunks as chunking
 from . import store, text
 from .bm25 import Segment
 from .chunks import Document
+from .entries import strip_meta
 from .tree import Node, Tree, validate
 
 AUTO_KEYWORDS = 8
@@ -126,7 +127,7 @@ def suggest_keywords(
             doc = chunking.parse(store.read_note(path))
         except (OSError, UnicodeDecodeError):
             return []
-        tf = Counter(t for c in doc.chunks for t in text.terms(c.text))
+        tf = Counter(t for c in doc.chunks for t in text.terms(strip_meta(c.text)))
     out: list[str] = []
     for key in ("keywords", "tags"):
         value = doc.meta.get(key)
@@ -148,6 +149,6 @@ def suggest_keywords(
         if n >= KEYWORD_MIN_TF and t not in taken and len(t) >= 2 and not t.isdigit()
     )
     ranked = [t for _, t in heapq.nsmallest(AUTO_KEYWORDS, scored)]
-    surface = text.first_surfaces("\n".join(c.text for c in doc.chunks), set(ranked))
+    surface = text.first_surfaces(strip_meta("\n".join(c.text for c in doc.chunks)), set(ranked))
     out += [surface.get(t, t) for t in ranked]
     return list(dict.fromkeys(out))

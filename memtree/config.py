@@ -27,6 +27,16 @@ SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
 """A long-lived MemTree re-checks files on disk at most this often; every CLI call checks."""
 SPLIT_MAX_BYTES = 10_240
+MERGE_THRESHOLD = 0.8
+CONFLICT_THRESHOLD = 0.5
+MERGE_STRATEGY = "keep_best"
+TAG_ROUTING_DEFAULTS = {
+    "W": ("identity/values", ("가치관", "원칙", "판단기준")),
+    "B": ("technical/cron-design", ("크론", "스케줄", "설계")),
+    "O": ("technical/heartbeat-reflect", ("reflect", "파이프라인", "heartbeat")),
+    "S": ("project/rules", ("프로젝트", "규칙", "결정")),
+}
+"""The design's TAG_ROUTING table (DESIGN §4): tag → (target node, keywords)."""
 BM25_K1 = 1.2
 BM25_B = 0.75
 
@@ -59,14 +69,38 @@ class SplitSettings:
 
 
 @dataclass(frozen=True)
+class RetainSettings:
+    """retain.* keys: what `add` does with a new entry similar to an existing one."""
+
+    merge_threshold: float = MERGE_THRESHOLD
+    conflict_threshold: float = CONFLICT_THRESHOLD
+    merge_strategy: str = MERGE_STRATEGY
+
+
+@dataclass(frozen=True)
+class TagRoute:
+    """One TAG_ROUTING row: a tag's keywords and the node its entries go to."""
+
+    node: str
+    keywords: tuple[str, ...] = ()
+
+
+TAG_ROUTING = {tag: TagRoute(node, kws) for tag, (node, kws) in TAG_ROUTING_DEFAULTS.items()}
+
+
+@dataclass(frozen=True)
 class Settings:
     """All of memtree.yaml, with defaults for every key."""
 
     search: SearchSettings = field(default_factory=SearchSettings)
     split: SplitSettings = field(default_factory=SplitSettings)
+    retain: RetainSettings = field(default_factory=RetainSettings)
+    custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
+    routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
 
 
-_SECTIONS = {"search": SearchSettings, "split": SplitSettings}
+_SECTIONS = {"search": SearchSettings, "split": SplitSettings, "retain": RetainSettings}
+_CHOICES = {("retain", "merge_strategy"): ("keep_best", "merge_content")}
 
 
 def load_settings(root: Path) -> Settings:
@@ -104,20 +138,56 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
         for key, value in values.items():
             if key not in known:
                 continue  # keys of features this version does not have yet are ignored
-            default = getattr(current, key)
-            if isinstance(default, bool) or not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise ConfigError(f"{source}: {section}.{key} must be a number, got {value!r}")
-            if not math.isfinite(value):  # YAML's .inf / .nan: no score or count can use them
-                raise ConfigError(f"{source}: {section}.{key} must be a finite number, got {value!r}")
-            if value < 0:
-                raise ConfigError(f"{source}: {section}.{key} must not be negative")
-            # Why the annotation, not type(default): cache_ttl_s defaults to the int 1800 but is a
-            # float setting, and 0.5 must not become 0; an int setting must not silently drop 2.5's half.
-            if known[key].type in ("int", int):
-                if value != int(value):
-                    raise ConfigError(f"{source}: {section}.{key} must be a whole number, got {value!r}")
-                changes[key] = int(value)
-            else:
-                changes[key] = float(value)
+            choices = _CHOICES.get((section, key))
+            if choices is not None:
+                if value not in choices:
+                    raise ConfigError(f"{source}: {section}.{key} must be one of {', '.join(choices)}, got {value!r}")
+                changes[key] = value
+                continue
+            changes[key] = _number(value, known[key].type, f"{source}: {section}.{key}")
         settings = replace(settings, **{section: replace(current, **changes)})
+    privacy = data.get("privacy") or {}
+    if not isinstance(privacy, dict):
+        raise ConfigError(f"{source}: 'privacy' must be a mapping")
+    patterns = privacy.get("custom_patterns") or []
+    if not isinstance(patterns, list):
+        raise ConfigError(f"{source}: privacy.custom_patterns must be a list of regexes")
+    # a broken pattern is not an error here: the sanitizer reports it once and skips it
+    settings = replace(settings, custom_patterns=tuple(patterns))
+    if "routing" in data:
+        settings = replace(settings, routing=_routing(data["routing"], source))
     return settings
+
+
+def _number(value: Any, annotation: Any, where: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where} must be a number, got {value!r}")
+    if not math.isfinite(value):  # YAML's .inf / .nan: no score or count can use them
+        raise ConfigError(f"{where} must be a finite number, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{where} must not be negative")
+    # Why the annotation, not type(default): cache_ttl_s defaults to the int 1800 but is a
+    # float setting, and 0.5 must not become 0; an int setting must not silently drop 2.5's half.
+    if annotation in ("int", int):
+        if value != int(value):
+            raise ConfigError(f"{where} must be a whole number, got {value!r}")
+        return int(value)
+    return float(value)
+
+
+def _routing(raw: Any, source: str) -> dict[str, TagRoute]:
+    """`routing:` rows (tag: {node, keywords}) over the default table; a tag set to null is removed."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: 'routing' must map tags to {{node: ..., keywords: [...]}}")
+    table = dict(TAG_ROUTING)
+    for tag, row in raw.items():
+        if row is None:
+            table.pop(str(tag), None)
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("node"), str) or not row["node"]:
+            raise ConfigError(f"{source}: routing.{tag} needs a node id (node: category/topic)")
+        keywords = row.get("keywords") or []
+        if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+            raise ConfigError(f"{source}: routing.{tag}.keywords must be a list of words")
+        table[str(tag)] = TagRoute(row["node"], tuple(keywords))
+    return table

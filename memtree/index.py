@@ -28,6 +28,7 @@ import orjson
 
 from . import segment_files, store, text
 from .bm25 import Segment, build_segment
+from .entries import strip_meta
 
 if TYPE_CHECKING:
     from .chunks import Document
@@ -275,7 +276,7 @@ class Index:
         doc = chunking.parse(body)
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
-        items = [(c.start, c.end, text.terms(c.text)) for c in doc.chunks]
+        items = [(c.start, c.end, text.terms(strip_meta(c.text))) for c in doc.chunks]
         if f.tier == "bank" and self.collect is not None:
             self.collect[f.path] = (doc, Counter(t for _, _, ts in items for t in ts))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)

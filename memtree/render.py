@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import text
+from .entries import strip_meta
 
 if TYPE_CHECKING:
     from .api import Status
@@ -17,7 +18,7 @@ def snippet(hit: Hit) -> tuple[str, list[str]]:
     """The most telling line of a hit (the first holding a matched term) and the words to highlight."""
     words: list[str] = []
     best_line, best = "", -1
-    for line in hit.text.split("\n"):
+    for line in strip_meta(hit.text).split("\n"):
         stripped = line.strip()
         if not stripped or stripped == "---":
             continue

@@ -1,0 +1,146 @@
+"""Entries: the unit memtree writes. An entry is a Markdown list item or paragraph of a note.
+
+memtree's metadata for an entry rides at the end of the entry's last line as an HTML comment,
+which Markdown renderers hide and which keeps a one-entry change to a few lines of diff:
+
+    - Redis pool은 50으로 올렸다. <!-- memtree: id=e-1a2b3c4d5e; created=2026-11-29T14:20:00+09:00; tags=B -->
+
+Entries people wrote by hand carry no comment and are first-class all the same: they are found,
+compared and split like the rest. The comment is never indexed as text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>[^\n]*?)-->[ \t]*$", re.MULTILINE)
+"""A memtree metadata comment at the end of a line."""
+_FIELD_ORDER = ("id", "created", "tags", "kind", "source", "scope", "merged")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+_SPACES = re.compile(r"\s+")
+_TRAILING_PUNCT = " .。!?！？;:…"
+
+
+@dataclass(frozen=True)
+class EntryMeta:
+    """What memtree records about an entry it wrote (all optional for hand-written entries)."""
+
+    id: str = ""
+    created: str = ""
+    tags: tuple[str, ...] = ()
+    kind: str = ""
+    source: str = ""
+    scope: str = ""
+    merged: tuple[str, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)  # keys a newer memtree wrote: kept as they are
+
+    def render(self) -> str:
+        """The comment as written after the entry (empty when there is nothing to record)."""
+        values = {
+            "id": self.id,
+            "created": self.created,
+            "tags": ",".join(self.tags),
+            "kind": self.kind,
+            "source": self.source,
+            "scope": self.scope,
+            "merged": ",".join(self.merged),
+            **self.extra,
+        }
+        pairs = [f"{k}={_clean(v)}" for k, v in values.items() if v]
+        return f"<!-- memtree: {'; '.join(pairs)} -->" if pairs else ""
+
+
+def _clean(value: str) -> str:
+    # Why: the comment is one line of `k=v; k=v`: a ';', a newline or '-->' in a value would break it.
+    return value.replace(";", ",").replace("-->", "→").replace("\n", " ").strip()
+
+
+def parse_meta(body: str) -> EntryMeta:
+    """The fields of a metadata comment's body (`id=…; tags=a,b; …`); unknown keys are kept."""
+    fields_: dict[str, str] = {}
+    for part in body.split(";"):
+        key, sep, value = part.partition("=")
+        if sep:
+            fields_[key.strip()] = value.strip()
+    extra = {k: v for k, v in fields_.items() if k not in _FIELD_ORDER}
+    return EntryMeta(
+        id=fields_.get("id", ""),
+        created=fields_.get("created", ""),
+        tags=tuple(t for t in fields_.get("tags", "").split(",") if t),
+        kind=fields_.get("kind", ""),
+        source=fields_.get("source", ""),
+        scope=fields_.get("scope", ""),
+        merged=tuple(m for m in fields_.get("merged", "").split(",") if m),
+        extra=extra,
+    )
+
+
+def strip_meta(text: str) -> str:
+    """Text without memtree metadata comments (what is indexed, compared and shown)."""
+    return META_RE.sub("", text) if "memtree:" in text else text
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a note: 1-based inclusive line range, its text without metadata, its metadata."""
+
+    start: int
+    end: int
+    text: str
+    meta: EntryMeta
+    is_item: bool
+
+    @property
+    def content(self) -> str:
+        """The entry's words: no list marker, no metadata."""
+        return _LIST_MARKER.sub("", self.text, count=1).strip()
+
+
+def parse_entries(note: str) -> list[Entry]:
+    """Every list item and paragraph of a note's body (headings, code and tables are not entries)."""
+    from .chunks import _blocks, split_frontmatter
+
+    lines = note.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    _, body, _ = split_frontmatter(lines)
+    out = []
+    for s, e, kind in _blocks(lines, body):
+        if kind not in ("item", "para"):
+            continue
+        raw = "\n".join(lines[s : e + 1])
+        metas = [parse_meta(m.group("body")) for m in META_RE.finditer(raw)]
+        out.append(Entry(s + 1, e + 1, strip_meta(raw).rstrip(), metas[-1] if metas else EntryMeta(), kind == "item"))
+    return out
+
+
+def iter_ids(note: str) -> Iterator[str]:
+    """Ids of the entries memtree wrote in a note, merged ids included."""
+    for m in META_RE.finditer(note):
+        meta = parse_meta(m.group("body"))
+        if meta.id:
+            yield meta.id
+        yield from meta.merged
+
+
+def normalize(text: str) -> str:
+    """The form two entries are compared in: no metadata or list marker, NFC, casefold, one space."""
+    text = _LIST_MARKER.sub("", strip_meta(text), count=1)
+    text = _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
+    return text.rstrip(_TRAILING_PUNCT)
+
+
+def format_entry(content: str, meta: EntryMeta) -> str:
+    """An entry as written to a bank note: a list item, continuation lines indented, metadata last."""
+    lines = [ln.rstrip() for ln in content.strip().split("\n")]
+    text = "- " + "\n  ".join(ln for ln in lines)
+    comment = meta.render()
+    return f"{text} {comment}" if comment else text
+
+
+def with_meta(entry: Entry, meta: EntryMeta) -> str:
+    """An existing entry's text with new metadata (used when a merge rewrites it)."""
+    return format_entry(entry.content, replace(meta)) if entry.is_item else f"{entry.text} {meta.render()}".rstrip()
