@@ -7,7 +7,10 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import store, text
 from . import tree as treemod
@@ -17,6 +20,14 @@ from .index import Index, Report
 from .root import find_root
 from .routing import KeywordIndex
 from .search import SearchResult, run
+
+if TYPE_CHECKING:
+    from .check import Problem
+    from .conflicts import OpenConflict
+    from .journal import Logged
+    from .retain import Decision
+    from .split import SplitResult
+    from .status import Status
 
 TIER_CHOICES = {
     "default": ("recall", "bank"),
@@ -48,30 +59,6 @@ class Note:
     node: str | None
     text: str
     keywords: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class TierStatus:
-    """Counts for one tier."""
-
-    files: int
-    bytes: int
-    nodes: int
-    chunks: int
-
-
-@dataclass(frozen=True)
-class Status:
-    """A memory root at a glance."""
-
-    root: str
-    tiers: dict[str, TierStatus]
-    oversized: tuple[tuple[str, int], ...]
-    stale: tuple[str, ...]
-    index_version: int
-    nodes: int
-    warnings: tuple[str, ...] = field(default=())
-    dangling: tuple[tuple[str, str], ...] = ()  # (node id, path) of nodes whose file is gone
 
 
 class MemTree:
@@ -147,14 +134,15 @@ class MemTree:
         self._index.collect = {}
         try:
             report = self.refresh(force=force, progress=progress)
-            current = treemod.load(self.root, check_files=False)
             bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
             segments = [s for _, s in self._index.segment_list()]
-            change = catalog.update(self.root, current, bank, segments, self._index.collect)
+            with store.write_lock(self.root):  # an agent's `add` may be adding a node right now
+                current = treemod.load(self.root, check_files=False)
+                change = catalog.update(self.root, current, bank, segments, self._index.collect)
+                if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():
+                    store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(change.tree))
         finally:
             self._index.collect = None
-        if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():
-            store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(change.tree))
         self._tree = None
         return IndexResult(
             report, change.added, change.dropped, self._index.n_chunks, len(self._index.files), time.perf_counter() - t0
@@ -252,6 +240,73 @@ class MemTree:
                 store.atomic_write(cache, orjson.dumps(built.to_json()), durable=False)
         return built
 
+    def add(
+        self,
+        text: str,
+        *,
+        tag: str | None = None,
+        to: str | None = None,
+        tags: tuple[str, ...] = (),
+        kind: str = "fact",
+        source: str = "manual",
+        scope: str = "global",
+        dry_run: bool = False,
+        now: datetime | None = None,
+    ) -> Decision:
+        """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
+        from . import retain
+
+        req = retain.Request(text, tag, to, tuple(tags), kind, source, scope)
+        retain.check_request(req, self.settings)
+        tree = self.tree
+        self._fresh()
+        routes = {} if req.to is not None or req.tag is not None else self._route_scores(req.text)
+        moment = now or datetime.now().astimezone()
+        decision = retain.retain(self.root, req, tree, routes, self.settings, moment, dry_run)
+        if not dry_run and not isinstance(decision, retain.Duplicate):
+            self._tree = None  # the write may have added nodes
+            note = self.root / decision.path
+            if note.stat().st_size > self.settings.split.max_bytes:
+                self.split(decision.path)  # refreshes the index itself
+            else:
+                self.refresh()
+        return decision
+
+    def _route_scores(self, text_: str) -> dict[str, float]:
+        """Tree route score of every note node for a text (how untagged text is routed)."""
+        from . import bm25
+        from .routing import route
+
+        qterms = text.query_terms(text_)
+        if not qterms:
+            return {}
+        tree = self._parsed_tree()
+        if self._keywords is None:
+            self._keywords = self._keyword_index(tree)
+        stats = bm25.score([s for _, s in self._index.segment_list()], qterms, cache=self._index.term_cache).stats
+        routes = route(self._keywords, qterms, [st.idf for st in stats])
+        return {node: r.score for node, r in routes.items() if r.via is None}
+
+    def log(self, text_: str, *, source: str = "manual", now: datetime | None = None) -> Logged:
+        """Append a timestamped, sanitized line to today's log in memory/."""
+        from .journal import append
+
+        return append(self.root, text_, self.settings, now or datetime.now().astimezone(), source)
+
+    def conflicts(self) -> list[OpenConflict]:
+        """Open conflicts, oldest first."""
+        from . import conflicts
+
+        return sorted(conflicts.load(self.root), key=lambda c: (c.created, c.id))
+
+    def resolve_conflict(self, conflict_id: str, keep: str) -> tuple[OpenConflict, str]:
+        """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""
+        from . import conflicts
+
+        settled = conflicts.resolve(self.root, conflict_id, keep)
+        self.refresh()
+        return settled
+
     def get(self, ref: str) -> Note:
         """A note by node id or root-relative path."""
         tree = self.tree
@@ -272,43 +327,52 @@ class MemTree:
         return Note(path, node.id if node else None, body, node.keywords if node else ())
 
     def status(self) -> Status:
-        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; dangling nodes."""
-        disk, warnings = store.walk(self.root)
-        index = self._index
-        if not index.segments:
-            index.load()
-        known = index.files
-        stale = [
-            f.path
-            for f in disk
-            if f.path not in known or (known[f.path].mtime_ns, known[f.path].size) != (f.mtime_ns, f.size)
-        ]
-        on_disk = {f.path for f in disk}  # once: building it per note made status quadratic
-        stale += [p for p in known if p not in on_disk]
-        tree = treemod.load(self.root, check_files=False)
-        dangling = tuple(
-            (n.id, n.path)
-            for n in tree.nodes
-            if n.path and n.path not in on_disk and not (self.root / n.path).is_file()
-        )
-        tiers = {}
-        for tier in store.TIERS:
-            files = [f for f in disk if f.tier == tier]
-            tiers[tier] = TierStatus(
-                len(files),
-                sum(f.size for f in files),
-                sum(1 for n in tree.nodes if n.path and n.path.startswith(tier + "/")),
-                sum(known[f.path].chunks for f in files if f.path in known),
-            )
-        limit = self.settings.split.max_bytes
-        oversized = tuple((f.path, f.size) for f in disk if f.tier == "bank" and f.size > limit)
-        return Status(
-            str(self.root),
-            tiers,
-            oversized,
-            tuple(sorted(stale)),
-            index.version,
-            len(tree.nodes),
-            tuple(warnings),
-            dangling,
-        )
+        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; dangling nodes; watcher."""
+        from .status import collect
+
+        if not self._index.segments:
+            self._index.load()
+        return collect(self.root, self._index, self.settings)
+
+    def check(self, files: list[str] | None = None) -> list[Problem]:
+        """What `memtree check` refuses (nothing is written): oversized notes, tree problems, secrets."""
+        from .check import find_problems
+
+        rel = None if files is None else [self._relative(f, must_exist=False) for f in files]
+        return find_problems(self.root, self.settings, [r for r in rel if r] if rel is not None else None)
+
+    def split(self, path: str | None = None, max_bytes: int | None = None) -> list[SplitResult]:
+        """Split ``path`` (or every bank note over the limit) into child notes and nodes."""
+        from .split import split_file
+
+        limit = max_bytes or self.settings.split.max_bytes
+        results: list[SplitResult] = []
+        with store.write_lock(self.root):
+            tree = treemod.load(self.root, check_files=False)
+            if path is not None:
+                candidates = [self._relative(path)]
+            else:
+                disk, _ = store.walk(self.root, ("bank",))
+                candidates = [f.path for f in disk if f.size > limit]
+            for rel in candidates:
+                result = split_file(self.root, rel, tree, limit)
+                tree = result.tree
+                if result.children or path is not None:
+                    results.append(result)
+            if any(r.nodes for r in results):
+                store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(tree))
+        if any(r.children for r in results):
+            self._tree = None
+            self.refresh()
+        return results
+
+    def _relative(self, path: str, must_exist: bool = True) -> str:
+        """A note path given on the command line (relative to here or the root) → root-relative."""
+        given = Path(path).expanduser()
+        for candidate in (given, self.root / path):
+            full = candidate.resolve()
+            if (full.is_file() or not must_exist) and full.is_relative_to(self.root):
+                return full.relative_to(self.root).as_posix()
+        if not must_exist:
+            return ""  # a file outside this memory root (pre-commit passes every changed file)
+        raise QueryError(f"{path}: no such note in {self.root}")

@@ -320,6 +320,9 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
     print_status(st, mt.settings.split.max_bytes)
 
 
+from . import cli_write  # noqa: E402, F401  (registers add, log and conflicts on the app)
+
+
 def main() -> None:
     """Console entry point."""
     app()

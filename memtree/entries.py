@@ -144,3 +144,39 @@ def format_entry(content: str, meta: EntryMeta) -> str:
 def with_meta(entry: Entry, meta: EntryMeta) -> str:
     """An existing entry's text with new metadata (used when a merge rewrites it)."""
     return format_entry(entry.content, replace(meta)) if entry.is_item else f"{entry.text} {meta.render()}".rstrip()
+
+
+def replace_lines(note: str, start: int, end: int, new_text: str) -> str:
+    """``note`` with its 1-based lines start..end replaced by ``new_text``."""
+    lines = note.split("\n")
+    return "\n".join([*lines[: start - 1], *new_text.split("\n"), *lines[end:]])
+
+
+def append_entry(note: str, entry_text: str, heading: str) -> str:
+    """``note`` with an entry appended: after a list directly, after other text past a blank line."""
+    if not note.strip():
+        return f"# {heading}\n\n{entry_text}\n"
+    body = note.rstrip("\n")
+    last = body.split("\n")[-1]
+    joiner = "\n" if last.lstrip().startswith(("- ", "* ", "+ ")) or last.startswith("  ") else "\n\n"
+    return f"{body}{joiner}{entry_text}\n"
+
+
+def remove_lines(note: str, start: int, end: int) -> str:
+    """``note`` without its 1-based lines start..end (and without a blank line left doubled)."""
+    lines = note.split("\n")
+    kept = [*lines[: start - 1], *lines[end:]]
+    if 1 < start <= len(kept) and not kept[start - 2].strip() and not kept[start - 1].strip():
+        del kept[start - 1]
+    return "\n".join(kept)
+
+
+def find(note: str, entry_id: str, content: str) -> Entry | None:
+    """The entry with this id, else (hand-written entries have none) the one with this content."""
+    parsed = parse_entries(note)
+    if entry_id:
+        for e in parsed:
+            if e.meta.id == entry_id:
+                return e
+    norm = normalize(content)
+    return next((e for e in parsed if normalize(e.content) == norm), None)

@@ -14,6 +14,7 @@ TIERS = ("recall", "bank", "memory")
 NOTE_SUFFIXES = (".md", ".markdown")
 STATE_DIR = ".memtree"
 ARCHIVE_DIR = "_archive"
+WRITE_LOCK = "write.lock"
 
 
 class FileStat(NamedTuple):
@@ -148,3 +149,21 @@ def locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def write_lock(root: Path) -> Iterator[None]:
+    """The root's write lock: every change to notes, tree-index.json or conflicts.json takes it."""
+    from .errors import MemtreeError
+
+    try:
+        lock = locked(root / STATE_DIR / WRITE_LOCK)
+        lock.__enter__()
+    except OSError as exc:
+        raise MemtreeError(
+            f"cannot take the write lock {root / STATE_DIR / WRITE_LOCK} ({exc.strerror or exc}); nothing was written"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)

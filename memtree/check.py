@@ -1,0 +1,65 @@
+"""`memtree check`: what a pre-commit hook refuses — oversized notes, index problems, secrets.
+
+Problems are values (``Problem``), found without writing anything; ``--fix`` then splits the
+oversized bank notes and re-runs `memtree index`, which adds nodes for notes that have none and
+drops nodes whose file is gone. Secrets are reported, never rewritten behind the user's back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import store
+from . import tree as treemod
+from .config import Settings
+from .errors import TreeError
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
+
+    kind: str  # "oversized", "tree", "no-node", "dangling", "secret"
+    path: str
+    detail: str
+    fixable: bool = False
+
+
+def find_problems(root: Path, settings: Settings, files: list[str] | None = None) -> list[Problem]:
+    """Everything wrong in the root (or only in ``files``, root-relative, plus the tree's own state)."""
+    from .retain import sanitizer_for
+
+    disk, _ = store.walk(root)
+    wanted = None if not files else {f.replace("\\", "/").lstrip("./") for f in files}
+    limit = settings.split.max_bytes
+    problems: list[Problem] = []
+    for f in disk:
+        if wanted is not None and f.path not in wanted:
+            continue
+        if f.tier == "bank" and f.size > limit:
+            problems.append(Problem("oversized", f.path, f"{f.size:,} bytes, over the {limit:,}-byte limit", True))
+    try:
+        tree = treemod.load(root, check_files=False)
+    except TreeError as exc:
+        return [*problems, Problem("tree", treemod.TREE_FILE, str(exc))]
+    on_disk = {f.path for f in disk}
+    for node in tree.nodes:
+        if node.path and node.path not in on_disk and not (root / node.path).is_file():
+            problems.append(Problem("dangling", node.path, f"node '{node.id}' points to a missing file", True))
+    with_node = {n.path for n in tree.nodes if n.path}
+    for f in disk:
+        if f.tier == "bank" and f.path not in with_node and (wanted is None or f.path in wanted):
+            problems.append(Problem("no-node", f.path, "no node in tree-index.json", True))
+    sanitizer = sanitizer_for(settings)
+    for f in disk:
+        if wanted is not None and f.path not in wanted:
+            continue
+        try:
+            body = store.read_note(root / f.path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for r in sanitizer.find(body):
+            line = body.count("\n", 0, r.start) + 1
+            problems.append(Problem("secret", f.path, f"line {line}: looks like {r.kind}; remove it by hand"))
+    return problems

@@ -1,0 +1,69 @@
+"""`memtree log`: timestamped lines appended to today's raw log, memory/YYYY-MM-DD.md.
+
+memory/ is append-only: memtree opens a log with O_APPEND under the root's write lock and never
+rewrites or truncates one, so a concurrent editor's lines and an agent's lines cannot clobber each
+other. The text is sanitized first, like every write.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from . import retain, store
+from .config import Settings
+from .errors import QueryError
+
+MEMORY_TIER = "memory"
+
+
+@dataclass(frozen=True)
+class Logged:
+    """Where a log line went."""
+
+    path: str
+    line: int
+    text: str
+    redacted: tuple[str, ...] = ()
+
+
+def log_path(now: datetime) -> str:
+    """The day's log file, relative to the root."""
+    return f"{MEMORY_TIER}/{now:%Y-%m-%d}.md"
+
+
+def append(root: Path, raw: str, settings: Settings, now: datetime, source: str = "manual") -> Logged:
+    """Sanitize ``raw`` and append it to today's log as `- HH:MM text`; returns where it went."""
+    body = raw.strip()
+    if not body:
+        raise QueryError("nothing to log: the text is empty")
+    limit = retain.MANUAL_MAX_CHARS if source == "manual" else retain.AUTO_MAX_CHARS
+    if len(body) > limit:
+        raise QueryError(f"the text has {len(body):,} characters; {source} log lines take at most {limit:,}")
+    clean = retain.sanitizer_for(settings).sanitize(body)
+    lines = clean.text.split("\n")
+    entry = f"- {now:%H:%M} " + "\n  ".join(ln.rstrip() for ln in lines) + "\n"
+    rel = log_path(now)
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with store.write_lock(root):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            size = os.fstat(fd).st_size
+            head = f"# {now:%Y-%m-%d}\n\n" if size == 0 else ""
+            if size:
+                with open(path, "rb") as f:  # a log someone left without a final newline
+                    f.seek(size - 1)
+                    if f.read(1) != b"\n":
+                        head = "\n"
+            data = (head + entry).encode("utf-8")
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with open(path, "rb") as f:
+            total = f.read().count(b"\n")
+    redacted = tuple(sorted({r.kind for r in clean.redactions}))
+    return Logged(rel, total - len(lines) + 1, clean.text, redacted)

@@ -1,0 +1,356 @@
+"""Size-driven splitting of bank notes: a pure plan, then a thin step that writes it.
+
+A note over ``max_bytes`` (UTF-8) is cut before its headings at the coarsest level that makes every
+part fit; failing that, a part still too big is cut at its own sub-headings, then between
+paragraphs, then between tight blocks — always between the blocks of ``chunks``' scan, so fenced
+code, tables and list items stay whole (one block over the limit gets a part and a warning). The
+parent keeps its frontmatter, the text before the first cut and an index of links to its children,
+which a later split extends. No byte of content is lost: ``join_parts`` gives it back.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from . import store
+from .catalog import BANK, HEADING_KEYWORD_MAX_CHARS, KEYWORD_MIN_TF, node_id_for
+from .chunks import _blocks, _heading_level, _indent, split_frontmatter
+from .config import SPLIT_MAX_BYTES
+from .entries import strip_meta
+from .errors import MemtreeError
+from .text import first_surfaces, normalize, terms
+from .tree import TREE_FILE, Node, Tree, check_path, validate
+
+MARKER = "<!-- memtree:split -->"
+"""First line of a split parent's index; an HTML comment, so renderers and the indexer skip it."""
+SLUG_MAX_CHARS = 60
+CHILD_WORDS = 5
+"""Distinctive words of a child added to its node's keywords."""
+_PARA, _TIGHT = 7, 8  # ranks of non-heading cuts: after a blank line, then between tight blocks
+_ENTRY = re.compile(r"^- \[(?:[^\]\\]|\\.)*\]\((?:<(?P<a>[^<>\n]+)>|(?P<b>[^\s()<>]+))\)[ \t]*\r?$")
+_SLUG_JUNK = re.compile(r"[^\w]+|_+")
+
+
+@dataclass(frozen=True)
+class SplitChild:
+    """One part cut out of a note: its path under the parent's folder, its exact text, its heading."""
+
+    path: str  # "<stem>/<slug>.md", relative to the parent's folder
+    text: str
+    heading: str  # "" when the part does not start with a heading
+    level: int  # that heading's level, 0 without one
+    oversized: bool = False  # a single block over the limit, kept whole
+
+    @property
+    def slug(self) -> str:
+        """The file name without ``.md``."""
+        return PurePosixPath(self.path).stem
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """What a split writes: the parent's new text, the content it keeps, its new children."""
+
+    parent_text: str
+    preamble: str  # content kept in the parent (frontmatter and index excluded)
+    children: tuple[SplitChild, ...]
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    """One note split on disk: the tree with the child nodes, files written, nodes added, warnings."""
+
+    tree: Tree
+    path: str
+    children: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def slugify(heading: str) -> str:
+    """A file name for a heading: letters (Hangul too) and digits kept, the rest '-', Latin lowercased."""
+    slug = _SLUG_JUNK.sub("-", unicodedata.normalize("NFC", heading).lower()).strip("-")
+    return slug[:SLUG_MAX_CHARS].rstrip("-")
+
+
+def join_parts(plan: SplitPlan) -> str:
+    """The content that was split, rebuilt: the parent's preamble then every new child in order."""
+    return plan.preamble + "".join(c.text for c in plan.children)
+
+
+def plan_split(
+    text: str, max_bytes: int = SPLIT_MAX_BYTES, stem: str = "note", *, taken: Collection[str] = ()
+) -> SplitPlan | None:
+    """How to split a note over ``max_bytes``; None when it fits. ``taken``: slugs not to use."""
+    if len(text.encode()) <= max_bytes:
+        return None
+    units = _units(text)
+    _, fm_end, _ = split_frontmatter([u.rstrip("\n") for u in units])
+    head, body = "".join(units[:fm_end]), units[fm_end:]
+    entries, content = _take_index(body)
+    nl = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    entries = [e if e.endswith("\n") else e + nl for e in entries]
+    lines = [u.rstrip("\n") for u in content]
+    sizes = [0]
+    for u in content:
+        sizes.append(sizes[-1] + len(u.encode()))
+    fixed = len((head + MARKER + nl + "".join(entries)).encode())
+    cands = _candidates(lines)
+    lead = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    used = {*taken, *(_target_slug(e) for e in entries)}
+
+    def build(ranges: list[tuple[int, int]]) -> tuple[str, list[SplitChild]]:
+        kids: list[SplitChild] = []
+        index: list[str] = []
+        names, previous = set(used), ""
+        for s, e in ranges[1:]:
+            first = next((k for k in range(s, e) if lines[k].strip()), s)
+            level = cands.get(first, 0) if cands.get(first, 0) <= 6 else 0
+            heading = _heading_text(lines[first]) if level else ""
+            slug = _dedupe(slugify(heading) or f"part-{len(entries) + len(kids) + 1}", names)
+            names.add(slug)
+            kid = SplitChild(
+                f"{stem}/{slug}.md", "".join(content[s:e]), heading, level, sizes[e] - sizes[s] > max_bytes
+            )
+            kids.append(kid)
+            index.append(_entry(kid, stem, len(entries) + len(kids), previous))
+            previous = heading or previous
+        preamble = "".join(content[: ranges[0][1]])
+        return head + preamble + MARKER + nl + "".join(entries) + "".join(x + nl for x in index), kids
+
+    room = max_bytes - fixed
+    for _ in range(3):  # the index's length is known only once the parts are: leave room for it, retry
+        ranges = _ranges(cands, sizes, lead, max_bytes, room)
+        parent, kids = build(ranges)
+        over = len(parent.encode()) - max_bytes
+        if over <= 0 or ranges[0][1] == 0:
+            break
+        room -= over
+    else:  # still no room: the preamble moves out too, so that the parent fits
+        ranges = [(0, 0), *ranges]
+        parent, kids = build(ranges)
+    size = sizes[-1]
+    if not kids or (len(kids) == 1 and ranges[0][1] == 0 and kids[0].oversized):
+        why = "one block that is never cut" if size > max_bytes else "frontmatter and index, no content to move"
+        return SplitPlan(text, "".join(content), (), (f"{stem}: over {max_bytes} bytes, but it holds {why}",))
+    warnings = [f"{c.path}: one block of {len(c.text.encode())} bytes, never cut" for c in kids if c.oversized]
+    if len(parent.encode()) > max_bytes:
+        n = len(entries) + len(kids)
+        warnings.append(
+            f"{stem}: still {len(parent.encode())} bytes, over {max_bytes}: frontmatter and an index of {n}"
+        )
+    return SplitPlan(parent, "".join(content[: ranges[0][1]]), tuple(kids), tuple(warnings))
+
+
+def _units(text: str) -> list[str]:
+    """Lines with their '\\n' kept, so that joining them gives the text back byte for byte."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _take_index(body: list[str]) -> tuple[list[str], list[str]]:
+    """(the index's link lines, the body without its index) — the first marker outside code counts."""
+    lines = [u.rstrip("\n") for u in body]
+    # Why: after a preamble ending in a text line the marker is that paragraph's last line, not a block.
+    marks = (k for s, e, kind in _blocks(lines, 0) if kind != "code" for k in range(s, e + 1))
+    s = next((k for k in marks if lines[k].strip() == MARKER), None)
+    if s is None:
+        return [], body
+    j = s + 1
+    while j < len(lines) and _ENTRY.match(lines[j]):
+        j += 1
+    return body[s + 1 : j], body[:s] + body[j:]
+
+
+def _target_slug(entry: str) -> str:
+    m = _ENTRY.match(entry.rstrip("\n"))
+    return PurePosixPath(m.group("a") or m.group("b")).stem if m else ""
+
+
+def _candidates(lines: list[str]) -> dict[int, int]:
+    """Where a cut may fall → its rank: 1–6 before a heading of that level, then _PARA, then _TIGHT."""
+    out: dict[int, int] = {}
+    blocks = _blocks(lines, 0)
+    for i, (s, _, kind) in enumerate(blocks):
+        if kind == "heading":
+            out[s] = _heading_level(lines[s])
+        # Why: a heading belongs with the text under it; a part opening with '---' would read as
+        # frontmatter; a line indented 4+ spaces may continue an indented code block.
+        elif not (i and blocks[i - 1][2] == "heading") and lines[s].strip() != "---" and _indent(lines[s]) < 4:
+            out[s] = _PARA if s > 0 and not lines[s - 1].strip() else _TIGHT
+    return out
+
+
+def _ranges(
+    cands: dict[int, int], sizes: list[int], lead: int, max_bytes: int, parent_max: int
+) -> list[tuple[int, int]]:
+    """Cut lines into contiguous ranges; the first (maybe empty) is the preamble kept in the parent.
+
+    ``lead`` is the first non-blank line: a heading there with no sibling is the note's title.
+    """
+    points = sorted(cands)
+
+    def fits(a: int, b: int, head: bool) -> bool:
+        return a == b or sizes[b] - sizes[a] <= (parent_max if head else max_bytes)
+
+    def inner(a: int, b: int, top: bool) -> list[tuple[int, int]]:
+        lo, hi = bisect.bisect_left(points, a), bisect.bisect_left(points, b)
+        found = [(p, cands[p]) for p in points[lo:hi] if p > a or top]
+        if top and found and found[0][0] == lead and all(r > found[0][1] for _, r in found[1:]):
+            found = found[1:]  # a heading opening the note with no sibling is its title: it stays put
+        return found
+
+    def cut(a: int, b: int, head: bool, top: bool) -> list[tuple[int, int]]:
+        if fits(a, b, head):
+            return [(a, b)]
+        found = inner(a, b, top)
+        levels = sorted({r for _, r in found if r <= 6})
+        for level in levels:  # the coarsest heading level at which every part fits
+            parts = _between(a, b, [p for p, r in found if r <= level])
+            if all(fits(s, e, head and i == 0) for i, (s, e) in enumerate(parts)):
+                return parts
+        if levels:  # none: cut at the coarsest, then look inside each part still too big
+            parts = _between(a, b, [p for p, r in found if r <= levels[0]])
+            return [piece for i, (s, e) in enumerate(parts) for piece in cut(s, e, head and i == 0, False)]
+        return pack(a, b, head, [[p for p, r in found if r == rank] for rank in (_PARA, _TIGHT)])
+
+    def pack(a: int, b: int, head: bool, tiers: list[list[int]]) -> list[tuple[int, int]]:
+        """Greedy: consecutive blocks share a part while it fits; a block too big is looked into."""
+        if not tiers:  # one block that cannot be cut: it goes whole into a part of its own
+            return [(a, a), (a, b)] if head and not fits(a, b, True) else [(a, b)]
+        out: list[tuple[int, int]] = []
+        start = end = a
+        for s, e in _between(a, b, [p for p in tiers[0] if a < p < b]):
+            if fits(start, e, head and not out):
+                end = e
+                continue
+            if end > start or (head and not out):
+                out.append((start, end))
+            start = end = s
+            if fits(s, e, head and not out):
+                end = e
+            else:
+                out += pack(s, e, head and not out, tiers[1:])
+                start = end = e
+        if end > start or (head and not out):
+            out.append((start, end))
+        return out
+
+    return cut(0, len(sizes) - 1, True, True)
+
+
+def _between(a: int, b: int, cuts: Sequence[int]) -> list[tuple[int, int]]:
+    return list(itertools.pairwise([a, *cuts, b]))
+
+
+def _heading_text(line: str) -> str:
+    return re.sub(r"\s+#+$", "", line.strip().lstrip("#").strip())
+
+
+def _dedupe(base: str, names: set[str]) -> str:
+    slug, k = base, 2
+    while slug in names:
+        suffix = f"-{k}"
+        slug, k = base[: SLUG_MAX_CHARS - len(suffix)].rstrip("-") + suffix, k + 1
+    return slug
+
+
+def _entry(child: SplitChild, stem: str, ordinal: int, previous: str) -> str:
+    """``- [Heading](stem/slug.md)``; a part without a heading is named after the one before it."""
+    label = child.heading or (f"{previous} (continued)" if previous else f"part {ordinal}")
+    label = label.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    target = child.path if not re.search(r"[\s()<>]", child.path) else f"<{child.path}>"
+    return f"- [{label}]({target})"
+
+
+def child_keywords(
+    child: SplitChild, parent_keywords: Sequence[str], df: dict[str, int], n_docs: int
+) -> tuple[str, ...]:
+    """The parent's keywords found in the child, its heading, then its most distinctive words."""
+    words = strip_meta(child.text)
+    tf = Counter(terms(words))
+    out = [kw for kw in parent_keywords if (ts := terms(kw)) and all(t in tf for t in ts)]
+    heading = normalize(child.heading)
+    if heading and len(heading) <= HEADING_KEYWORD_MAX_CHARS:
+        out.append(heading)
+    have = {t for kw in out for t in terms(kw)}
+    log_n = math.log(n_docs + 1)
+    scored = [
+        (-n * (log_n - math.log(df.get(t, 0) + 1)), t)
+        for t, n in tf.items()
+        if n >= KEYWORD_MIN_TF and len(t) >= 2 and not t.isdigit() and t not in have
+    ]
+    ranked = [t for _, t in heapq.nsmallest(CHILD_WORDS, [x for x in scored if x[0] < 0])]
+    surface = first_surfaces(words, set(ranked))
+    return tuple(dict.fromkeys([*out, *(surface.get(t, t) for t in ranked)]))
+
+
+def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX_BYTES) -> SplitResult:
+    """Split a bank note on disk: children first, then the parent; the tree gains the child nodes.
+
+    Call it under the root's write lock; the caller saves the returned tree (nothing here does).
+    """
+    check_path(rel_path, "split")
+    rel = PurePosixPath(rel_path)
+    if rel.parts[0] != BANK or rel.suffix not in store.NOTE_SUFFIXES:
+        raise MemtreeError(f"{rel_path}: only notes in {BANK}/ are split (memory/ logs are append-only)")
+    path = root / rel_path
+    try:
+        original = store.read_note(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemtreeError(f"{rel_path}: cannot be read ({getattr(exc, 'strerror', None) or exc}); not split") from None
+    node = tree.by_path.get(rel_path)
+    if node is None:
+        same_id = tree.by_id.get(node_id_for(rel_path))
+        node = same_id if same_id is not None and same_id.path in (None, rel_path) else None
+
+    def clashes(c: SplitChild) -> bool:
+        # Why: never overwrite another file, nor reuse a node id or path the tree already has.
+        child_rel, target = str(rel.parent / c.path), path.parent / c.path
+        if node is not None and (f"{node.id}/{c.slug}" in tree.by_id or child_rel in tree.by_path):
+            return True
+        return target.exists() and (not target.is_file() or target.read_bytes() != c.text.encode())
+
+    taken: set[str] = set()
+    while True:
+        plan = plan_split(original, max_bytes, rel.stem, taken=taken)
+        if plan is None or not plan.children:
+            return SplitResult(tree, rel_path, warnings=plan.warnings if plan else ())
+        clash = {c.slug for c in plan.children if clashes(c)}
+        if not clash:
+            break
+        taken |= clash
+    paths = [str(rel.parent / c.path) for c in plan.children]
+    warnings = list(plan.warnings)
+    ids: list[str] = []
+    new_tree = tree
+    if node is None:
+        warnings.append(f"{rel_path}: no node in {TREE_FILE}; children written without nodes (run `memtree index`)")
+    else:
+        parts = [plan.preamble, *(c.text for c in plan.children)]
+        df: Counter[str] = Counter(t for part in parts for t in set(terms(strip_meta(part))))
+        n_docs = len(plan.children) + 1
+        kids = [
+            Node(f"{node.id}/{c.slug}", p, child_keywords(c, node.keywords, dict(df), n_docs), node.id, (), 1.0)
+            for c, p in zip(plan.children, paths)
+        ]
+        ids = [k.id for k in kids]
+        parent = replace(node, children=tuple(sorted({*node.children, *ids})))
+        new_tree = validate([parent if n.id == node.id else n for n in tree.nodes] + kids)
+    if store.read_note(path) != original:
+        raise MemtreeError(f"{rel_path}: changed while it was being split; nothing was written, try again")
+    for c, p in zip(plan.children, paths):
+        if not (root / p).exists():  # an identical file is left as it is (a split interrupted earlier)
+            store.atomic_write(root / p, c.text.encode())
+    store.atomic_write(path, plan.parent_text.encode())
+    return SplitResult(new_tree, rel_path, tuple(paths), tuple(ids), tuple(warnings))

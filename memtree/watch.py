@@ -1,0 +1,184 @@
+"""`memtree watch`: keep the index (and note sizes) in step with edits made in any editor.
+
+watchdog reports file events; they are collected and, once they have been quiet for
+``DEBOUNCE_S``, one refresh re-indexes what changed (the same per-file refresh a search does, so
+deletes, renames and moved folders need nothing special) and bank notes that grew past the size
+limit are split. Events under ``.git/`` and ``.memtree/``, hidden, swap and temp files, and the
+watcher's own writes are ignored. Every action is one log line; a heartbeat in
+``.memtree/watch.json`` lets `memtree status` tell a live watcher from a dead one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from . import store
+
+if TYPE_CHECKING:
+    from .api import MemTree
+
+DEBOUNCE_S = 0.2
+"""Quiet time before acting; why: editors write a file in bursts (temp, rename, chmod)."""
+MAX_DELAY_S = 0.6
+"""Act at the latest this long after the first event of a burst, so edits show within a second."""
+HEARTBEAT_S = 5.0
+HEARTBEAT_FILE = "watch.json"
+STALE_AFTER_S = 3 * HEARTBEAT_S
+
+
+def relevant(root: Path, path: str) -> bool:
+    """Whether an event on ``path`` concerns memtree (a note in a tier, or tree-index.json)."""
+    try:
+        rel = Path(path).resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    parts = rel.parts
+    if not parts or parts[0] in (".git", store.STATE_DIR):
+        return False
+    if any(store._ignored(p) for p in parts):
+        return False
+    if parts == ("tree-index.json",):
+        return True
+    return parts[0] in store.TIERS and (
+        len(parts) == 1 or "." not in parts[-1] or parts[-1].endswith(store.NOTE_SUFFIXES)
+    )
+
+
+def heartbeat(root: Path) -> dict[str, Any] | None:
+    """The watcher's last heartbeat, with ``alive`` set, or None if no watcher ever ran here."""
+    try:
+        beat = orjson.loads((root / store.STATE_DIR / HEARTBEAT_FILE).read_bytes())
+    except (OSError, ValueError):
+        return None
+    age = time.time() - float(beat.get("time", 0))
+    beat["age_s"] = round(age, 1)
+    beat["alive"] = bool(beat.get("running")) and age < STALE_AFTER_S and _pid_alive(int(beat.get("pid", 0)))
+    return beat
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Watcher:
+    """Watches one memory root until ``stop()``; every action goes to ``log`` as one line."""
+
+    def __init__(self, mt: MemTree, log: Callable[[str], None], split: bool = True) -> None:
+        self.mt = mt
+        self.root = mt.root
+        self.log = log
+        self.split = split
+        self.actions = 0
+        self._pending: set[str] = set()
+        self._first = 0.0
+        self._last = 0.0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._started = time.time()
+
+    # watchdog calls this from its thread
+    def dispatch(self, event: Any) -> None:
+        """Collect a file event (moves count for both ends)."""
+        paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
+        hits = [str(p) for p in paths if p and relevant(self.root, str(p))]
+        if not hits:
+            return
+        now = time.monotonic()
+        with self._lock:
+            if not self._pending:
+                self._first = now
+            self._pending.update(hits)
+            self._last = now
+
+    def run(self) -> None:
+        """Observe until stopped (Ctrl-C or ``stop()``)."""
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                watcher.dispatch(event)
+
+        observer = Observer()
+        observer.schedule(Handler(), str(self.root), recursive=True)
+        observer.start()
+        self.log(f"watching {self.root} (debounce {DEBOUNCE_S:g} s)")
+        self._beat(running=True)
+        next_beat = time.monotonic() + HEARTBEAT_S
+        try:
+            while not self._stop.wait(0.05):
+                self._maybe_act()
+                if time.monotonic() >= next_beat:
+                    self._beat(running=True)
+                    next_beat = time.monotonic() + HEARTBEAT_S
+        finally:
+            observer.stop()
+            observer.join(timeout=5)
+            self._beat(running=False)
+            self.log("stopped")
+
+    def stop(self) -> None:
+        """Ask ``run`` to return."""
+        self._stop.set()
+
+    def _maybe_act(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if not self._pending:
+                return
+            quiet = now - self._last >= DEBOUNCE_S
+            overdue = now - self._first >= MAX_DELAY_S
+            if not (quiet or overdue):
+                return
+            self._pending.clear()
+        self.act()
+
+    def act(self) -> None:
+        """Re-index what changed; split bank notes that grew past the limit. Never raises."""
+        try:
+            report = self.mt.refresh()
+            for kind, paths in (("indexed", report.added), ("re-indexed", report.changed), ("dropped", report.removed)):
+                for p in paths:
+                    self._action(f"{kind} {p}")
+            for warning in report.warnings:
+                self.log(f"warning: {warning}")
+            if self.split:
+                for result in self.mt.split():
+                    self._action(f"split {result.path} into {len(result.children)} notes")
+        except Exception as exc:  # a watcher that dies silently is the bug users complain about most
+            self.log(f"error: {type(exc).__name__}: {exc}")
+
+    def _action(self, line: str) -> None:
+        self.actions += 1
+        self.log(line)
+
+    def _beat(self, running: bool) -> None:
+        beat = {
+            "pid": os.getpid(),
+            "started": datetime.fromtimestamp(self._started).astimezone().isoformat(timespec="seconds"),
+            "time": time.time(),
+            "running": running,
+            "actions": self.actions,
+        }
+        try:
+            store.atomic_write(self.root / store.STATE_DIR / HEARTBEAT_FILE, orjson.dumps(beat), durable=False)
+        except OSError as exc:
+            self.log(f"warning: cannot write the heartbeat ({exc.strerror})")

@@ -1,0 +1,168 @@
+"""memtree.retain (via MemTree.add): sanitize → route → dedup/conflict → write, and its refusals."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memtree import MemTree
+from memtree import tree as treemod
+from memtree.entries import parse_entries
+from memtree.errors import QueryError
+from memtree.retain import Conflict, Created, Duplicate, Merged
+
+KST = timezone(timedelta(hours=9))
+NOW = datetime(2026, 11, 29, 14, 20, tzinfo=KST)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every tracked file of a root (not .memtree/), for 'nothing was written' checks."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memtree" not in p.parts
+    }
+
+
+@pytest.fixture
+def mt(sample_root: Path) -> MemTree:
+    return MemTree(sample_root, refresh_interval=0)
+
+
+def test_a_tagged_entry_is_appended_to_its_node_with_invisible_metadata(mt: MemTree) -> None:
+    note = mt.root / "bank/technical/cron-design.md"
+    before = note.read_text(encoding="utf-8")
+    decision = mt.add("consolidate 작업은 매주 일요일 04:30 KST에 돈다", tag="B", tags=("cron",), now=NOW)
+    assert isinstance(decision, Created)
+    assert decision.node == "technical/cron-design" and decision.how == "tag"
+    after = note.read_text(encoding="utf-8")
+    assert after.startswith(before.rstrip("\n"))  # appended, nothing above it touched
+    added = after[len(before.rstrip("\n")) :].strip().splitlines()
+    assert len(added) == 1 and added[0].startswith("- consolidate 작업은")
+    assert f"id={decision.entry_id}" in added[0] and "<!-- memtree:" in added[0] and "tags=cron" in added[0]
+    hits = mt.search("consolidate 일요일").hits
+    assert hits and hits[0].path == "bank/technical/cron-design.md"
+    assert "memtree" not in {t for h in hits for t in h.matched}  # the comment is not indexed
+
+
+def test_the_same_text_again_is_a_duplicate_and_writes_nothing(mt: MemTree) -> None:
+    mt.add("Redis MAX_POOL_SIZE는 50으로 운영한다", to="project/decisions", now=NOW)
+    before = snapshot(mt.root)
+    again = mt.add("redis  max_pool_size는 50으로 운영한다.", to="project/decisions", now=NOW)
+    assert isinstance(again, Duplicate) and again.similarity == 1.0
+    assert snapshot(mt.root) == before
+
+
+def test_a_hand_written_entry_counts_for_dedup(mt: MemTree) -> None:
+    note = mt.root / "bank/project/rules.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\n- 금요일 오후에는 배포하지 않는다\n", encoding="utf-8")
+    decision = mt.add("금요일 오후에는 배포하지 않는다", to="project/rules", now=NOW)
+    assert isinstance(decision, Duplicate) and decision.existing.startswith("lines ")
+
+
+def test_untagged_text_is_routed_by_the_tree_or_goes_to_the_inbox(mt: MemTree) -> None:
+    routed = mt.add("크론 스케줄은 crontab에 KST 기준으로 적는다", now=NOW)
+    assert routed.how == "tree" and routed.node == "technical/cron-design"
+    lost = mt.add("점심 메뉴는 김치찌개가 제일 무난하다", now=NOW)
+    assert lost.how == "inbox" and lost.path == "bank/inbox.md"
+    tree = treemod.load(mt.root)
+    assert tree.by_id["inbox"].path == "bank/inbox.md"
+    assert "김치찌개" in (mt.root / "bank/inbox.md").read_text(encoding="utf-8")
+
+
+def test_an_unknown_tag_is_an_error_listing_the_known_ones(mt: MemTree) -> None:
+    before = snapshot(mt.root)
+    with pytest.raises(QueryError) as err:
+        mt.add("무엇이든", tag="Z", now=NOW)
+    message = str(err.value)
+    assert "'Z'" in message and all(f"{t} →" in message for t in "WBOS")
+    assert snapshot(mt.root) == before
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"text": "   "}, "empty"),
+        ({"text": "x" * 50_001}, "50,000"),
+        ({"text": "y" * 10_001, "source": "auto"}, "10,000"),
+        ({"text": "태그 많음", "tags": tuple(f"t{i}" for i in range(11))}, "at most 10"),
+        ({"text": "어디로", "to": "nowhere/at-all"}, "no such node"),
+        ({"text": "어디로", "to": "technical"}, "category"),
+        ({"text": "어디로", "to": "bank/../../etc/passwd.md"}, ".."),
+        ({"text": "종류", "kind": "rumor"}, "--kind"),
+        ({"text": "출처", "source": "gossip"}, "--source"),
+    ],
+)
+def test_bad_input_is_refused_and_nothing_is_written(mt: MemTree, kwargs: dict, needle: str) -> None:
+    before = snapshot(mt.root)
+    text = kwargs.pop("text")
+    with pytest.raises(QueryError) as err:
+        mt.add(text, now=NOW, **kwargs)
+    assert needle in str(err.value)
+    assert snapshot(mt.root) == before
+
+
+def test_secrets_never_reach_disk(mt: MemTree) -> None:
+    secret_key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    mail = "kim.minsu@example.co.kr"
+    decision = mt.add(f"배포 봇 키는 {secret_key} 이고 담당자는 {mail}", to="project/rules", now=NOW)
+    assert set(decision.redacted) >= {"email"} and decision.redacted
+    written = "".join(p.read_text(encoding="utf-8") for p in (mt.root / "bank").rglob("*.md"))
+    assert secret_key not in written and mail not in written
+    assert "[REDACTED:" in written
+
+
+def test_a_dry_run_decides_but_writes_nothing(mt: MemTree) -> None:
+    before = snapshot(mt.root)
+    decision = mt.add("새 규칙: PR마다 CHANGELOG를 고친다", to="project/rules", dry_run=True, now=NOW)
+    assert isinstance(decision, Created) and decision.dry_run
+    assert snapshot(mt.root) == before
+
+
+def test_a_restatement_merges_into_one_entry(mt: MemTree) -> None:
+    first = mt.add("search cache TTL is 30 minutes for every MemTree instance", to="project/decisions", now=NOW)
+    again = mt.add("The search cache TTL is 30 minutes for every MemTree instance.", to="project/decisions", now=NOW)
+    assert isinstance(first, Created)
+    assert isinstance(again, (Merged, Duplicate))
+    note = (mt.root / "bank/project/decisions.md").read_text(encoding="utf-8")
+    assert note.count("30 minutes for every MemTree") == 1
+
+
+def test_a_close_but_different_entry_is_written_and_recorded_as_a_conflict(mt: MemTree) -> None:
+    mt.add("Redis 커넥션 풀은 10개면 충분하다", to="project/decisions", now=NOW)
+    decision = mt.add("Redis 커넥션 풀은 최소 50개는 되어야 안정적이다", to="project/decisions", now=NOW)
+    assert isinstance(decision, Conflict), decision
+    assert 0.5 <= decision.similarity < 0.8
+    open_ = mt.conflicts()
+    assert [c.id for c in open_] == [decision.conflict_id]
+    assert "10개" in open_[0].old.text and "50개" in open_[0].new.text
+    settled, outcome = mt.resolve_conflict(decision.conflict_id, "new")
+    assert settled.id == decision.conflict_id and outcome.startswith("removed")
+    note = (mt.root / "bank/project/decisions.md").read_text(encoding="utf-8")
+    assert "10개면 충분" not in note and "50개는 되어야" in note
+    assert mt.conflicts() == []
+
+
+def test_entries_written_by_add_parse_back_with_their_metadata(mt: MemTree) -> None:
+    decision = mt.add("kst 기준 타임존 규칙", to="project/rules", tags=("tz", "kst"), kind="decision", now=NOW)
+    note = (mt.root / "bank/project/rules.md").read_text(encoding="utf-8")
+    entry = next(e for e in parse_entries(note) if e.meta.id == decision.entry_id)
+    assert entry.content == "kst 기준 타임존 규칙"
+    assert entry.meta.tags == ("tz", "kst") and entry.meta.kind == "decision" and entry.meta.source == "manual"
+    assert entry.meta.created == "2026-11-29T14:20:00+09:00"
+
+
+def test_log_appends_and_never_rewrites(mt: MemTree) -> None:
+    day = mt.root / "memory/2026-11-29.md"
+    first = mt.log("14:20 배포 완료, 에러 없음", now=NOW)
+    assert first.path == "memory/2026-11-29.md" and day.read_text(encoding="utf-8").startswith("# 2026-11-29\n")
+    before = day.read_bytes()
+    second = mt.log("연락은 lee@example.com 으로", now=NOW + timedelta(minutes=5))
+    after = day.read_bytes()
+    assert after.startswith(before)
+    assert b"lee@example.com" not in after and "email" in second.redacted
+    assert after.decode().rstrip().endswith("[REDACTED:email] 으로")
+    assert second.line == first.line + 1
+    assert "memory/2026-11-29.md" in {h.path for h in mt.search("배포 완료 에러", tier="memory").hits}

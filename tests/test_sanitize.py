@@ -1,0 +1,287 @@
+"""The privacy sanitizer: every sample secret is redacted, near misses are left alone, it never raises."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memtree.sanitize import BUILTIN_RULES, MARKER_RE, Redaction, Sanitizer, sanitize
+
+# Fake secrets are assembled from pieces so that secret scanners do not flag this file.
+GITHUB = "ghp" + "_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+ANTHROPIC = "sk-ant" + "-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa-1a2b3c"
+OPENAI = "sk-proj" + "-Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW"
+SLACK = "xox" + "b-2345678901-2345678901234-AbCdEfGhIjKlMnOpQrStUvWx"
+GOOGLE = "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
+STRIPE = "sk_" + "live_4eC39HqLyjWDarjtT1zdp7dc"
+HUGGINGFACE = "hf" + "_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"
+AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+PRIVATE_KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\nQyNTUxOQAAACDx==\n-----END OPENSSH PRIVATE KEY-----"
+
+SAMPLE_SECRETS: list[tuple[str, str, str]] = [
+    # (kind, text, the secret that must not survive)
+    ("private-key", f"배포 키:\n{PRIVATE_KEY}\n끝", KEY_BODY),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9\n(END line lost)", "MIIEowIBAAKCAQEA7bq9"),
+    ("aws-access-key", f"AWS 키는 {AWS_ID} 이다", AWS_ID),
+    ("aws-secret-key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET),
+    ("aws-secret-key", f'{{"SecretAccessKey": "{AWS_SECRET}"}}', AWS_SECRET),
+    ("github-token", f"토큰은 {GITHUB} 입니다", GITHUB),
+    ("github-token", f"push with {GITHUB}입니다", GITHUB),
+    ("anthropic-key", f"export ANTHROPIC_API_KEY={ANTHROPIC}", ANTHROPIC),
+    ("openai-key", f"OpenAI key {OPENAI} (rotated monthly)", OPENAI),
+    ("slack-token", f"slack bot: {SLACK}", SLACK),
+    ("google-api-key", f"maps key={GOOGLE}", GOOGLE),
+    ("stripe-key", f"결제 키 {STRIPE}", STRIPE),
+    ("api-token", f"HF_TOKEN {HUGGINGFACE}", HUGGINGFACE),
+    ("jwt", f"세션 토큰 {JWT} 만료됨", JWT),
+    ("bearer-token", "Authorization: Bearer d8e8fca2dc0f896fd7cb4cb0031ba249", "d8e8fca2dc0f896fd7cb4cb0031ba249"),
+    ("url-password", "postgres://app_user:S3cr3t-Pa55@db.internal.example.com:5432/app", "S3cr3t-Pa55"),
+    ("url-password", "redis://:r3d1s-pw@cache:6379/0", "r3d1s-pw"),
+    ("password", "DB 비밀번호: hunter2!!", "hunter2!!"),
+    ("password", "password=correcthorse9 for staging", "correcthorse9"),
+    ("password", '{"password": "tr0ub4dor &3"}', "tr0ub4dor &3"),
+    ("password", "DB_PASSWORD='p4ss;word'", "p4ss;word"),
+    ("password", "GITHUB_TOKEN=abcd1234efgh5678 ./deploy", "abcd1234efgh5678"),
+    ("password", "PGPASSWORD=s3cret psql -h db", "s3cret"),
+    ("password", 'SECRET_KEY = "django-insecure-4f9a8b7c"', "django-insecure-4f9a8b7c"),
+    ("password", "https://api.example.com/v1?api_key=q9w8e7r6t5y4&format=json", "q9w8e7r6t5y4"),
+    ("email", "연락은 minji.kim@example.co.kr 로 주세요", "minji.kim@example.co.kr"),
+    ("email", "Mail john.doe+memtree@mail.example.com.", "john.doe+memtree@mail.example.com"),
+    ("phone", "연락처 010-2345-6789로 주세요", "010-2345-6789"),
+    ("phone", "휴대폰 01023456789", "01023456789"),
+    ("phone", "사무실 02-3456-7890", "02-3456-7890"),
+    ("phone", "국제 +82 10-2345-6789", "10-2345-6789"),
+    ("phone", "call +1 415 555 0100 after 9", "415 555 0100"),
+    ("phone", "US office (415) 555-0100", "555-0100"),
+    ("card-number", "카드 4111 1111 1111 1111 로 결제", "4111 1111 1111 1111"),
+    ("card-number", "card 5555-5555-5555-4444 exp 12/29", "5555-5555-5555-4444"),
+    ("card-number", "Amex 3782 822463 10005", "3782 822463 10005"),
+    ("ip-address", "서버 192.168.10.24에 접속", "192.168.10.24"),
+    ("ip-address", "ssh deploy@203.0.113.7 -p 22", "203.0.113.7"),
+    ("ip-address", "v6: 2001:db8:85a3::8a2e:370:7334", "2001:db8:85a3::8a2e:370:7334"),
+    ("home-path", "로그는 /home/minji/projects/app.log 에 있다", "minji"),
+    ("home-path", "open /Users/jsmith/Library/Logs", "jsmith"),
+    ("home-path", r"C:\Users\hkim\AppData\Roaming", "hkim"),
+    ("home-path", "key at ~jsmith/.ssh/id_ed25519", "jsmith"),
+    ("korean-rrn", "주민등록번호 900101-1234567 확인", "900101-1234567"),
+]
+
+NEAR_MISSES = [
+    "Python 3.11.7로 올렸다",
+    "2026-11-29 회의록",
+    "14:05에 시작, 12:30:45에 끝",
+    "bank/identity/values.md:10-25",
+    "KorQuAD 기사는 1989년에 쓰였다",
+    "주문번호 4111 1111 1111 1112",
+    "주문번호 1234567890123456",
+    "password rules are in the wiki",
+    "비밀번호 규칙은 8자 이상",
+    "a task-based approach to risk-management-framework-reviews",
+    "the /home directory and /Users too",
+    "thresholds 0.8/0.5 and 0.30",
+    "commit 8c2b3f5 fixed it",
+    "MAX_POOL_SIZE를 10에서 50으로",
+    "search.token_budget: 2000",
+    "def login(token: str, password: str) -> None:",
+    "api_key: Optional[str] = None",
+    "password=${DB_PASSWORD}",
+    "password: ********",
+    "서버는 127.0.0.1:8080, 바인드 0.0.0.0, netmask 255.255.255.0",
+    "versions 1.2.3 and v1.2.3.4",
+    "git@github.com:org/memtree.git",
+    "icon@2x.png",
+    "slice a[::2] and std::vector",
+    "ISO 8601 2026-11-29T14:05:00+09:00",
+    "+5 points, 1,234,567원, 2026.11.29, 20261129, 10.5%",
+    "~/notes and 약 ~3일",
+    "UUID 123e4567-e89b-12d3-a456-426614174000",
+    "Bearer tokens are checked by the gateway",
+    "@pytest.fixture and pnpm@8.15.1",
+    "https://example.com/home/index.html",
+    "[REDACTED:email] 그리고 [REDACTED:phone]",
+    "password_min_length: 12, DEBUG=true TOKEN_TTL=3600, subtoken=abcdefgh12345",
+    "비율 1:2:3, MAC 00:1A:2B:3C:4D:5E, 09:00-18:00",
+    r"C:\Program Files\memtree, C:\Users\Public\Desktop, /Users/Shared/x",
+    "대표번호 1588-1234, 우편번호 06236, ISBN 978-89-123-4567-8",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), SAMPLE_SECRETS)
+def test_sample_secret_is_redacted_with_its_kind(kind: str, text: str, secret: str) -> None:
+    result = sanitize(text)
+    assert secret not in result.text
+    assert f"[REDACTED:{kind}]" in result.text
+    assert kind in {r.kind for r in result.redactions}
+    assert result.changed
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_miss_is_left_alone(text: str) -> None:
+    result = sanitize(text)
+    assert result.text == text
+    assert result.redactions == ()
+    assert not result.changed
+
+
+def test_all_samples_in_one_note_leave_no_secret() -> None:
+    note = "\n".join(text for _, text, _ in SAMPLE_SECRETS)
+    result = sanitize(note)
+    assert [secret for _, _, secret in SAMPLE_SECRETS if secret in result.text] == []
+
+
+def test_every_builtin_rule_has_a_sample_and_a_clean_kind() -> None:
+    kinds = {rule.kind for rule in BUILTIN_RULES}
+    assert len(BUILTIN_RULES) >= 14
+    assert kinds == {kind for kind, _, _ in SAMPLE_SECRETS}
+    for rule in BUILTIN_RULES:
+        assert re.fullmatch(r"[a-z0-9-]+", rule.kind)
+        assert rule.description and "\n" not in rule.description
+
+
+def test_keys_user_and_host_are_kept() -> None:
+    assert sanitize("DB 비밀번호: hunter2!!").text == "DB 비밀번호: [REDACTED:password]"
+    assert sanitize("postgres://bob:pw1@db.example.com/app").text == (
+        "postgres://bob:[REDACTED:url-password]@db.example.com/app"
+    )
+    assert sanitize("/home/minji/notes/a.md").text == "/home/[REDACTED:home-path]/notes/a.md"
+    assert sanitize(f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}").text == "AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-key]"
+
+
+def test_private_key_block_is_redacted_whole() -> None:
+    result = sanitize(f"before\n{PRIVATE_KEY}\nafter")
+    assert result.text == "before\n[REDACTED:private-key]\nafter"
+
+
+def test_overlapping_matches_are_redacted_once_by_the_more_specific_rule() -> None:
+    assert sanitize(f"token={JWT}").text == "token=[REDACTED:jwt]"
+    assert sanitize(f"password={GITHUB}").text == "password=[REDACTED:github-token]"
+    # An email inside a URL password: the password is redacted, the host survives, no nested marker.
+    assert sanitize("https://admin:bob@example.com@db.host/x").text == "https://admin:[REDACTED:url-password]@db.host/x"
+    assert sanitize("https://bob:s3cret@example.com").text == "https://bob:[REDACTED:url-password]@example.com"
+
+
+def test_redaction_positions_point_into_the_original_text() -> None:
+    text = f"메일 bob@example.com, 전화 010-2345-6789, 키 {GITHUB}."
+    result = sanitize(text)
+    spans = [(r.kind, text[r.start : r.end]) for r in result.redactions]
+    assert spans == [("email", "bob@example.com"), ("phone", "010-2345-6789"), ("github-token", GITHUB)]
+    assert result.redactions == Sanitizer().find(text)
+    assert [r.start for r in result.redactions] == sorted(r.start for r in result.redactions)
+
+
+def test_existing_markers_are_left_alone() -> None:
+    text = "[REDACTED:email] was bob@example.com"
+    result = sanitize(text)
+    assert result.text == "[REDACTED:email] was [REDACTED:email]"
+    assert result.redactions == (Redaction("email", 21, 36),)
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), SAMPLE_SECRETS)
+def test_sanitize_is_idempotent_on_samples(kind: str, text: str, secret: str) -> None:
+    once = sanitize(text).text
+    assert sanitize(once).text == once
+    assert not sanitize(once).changed
+
+
+def test_custom_patterns_string_and_mapping() -> None:
+    sanitizer = Sanitizer(["ACME-[0-9]{4}", {"pattern": r"코드명: (?P<v>\S+)", "kind": "Code Name"}])
+    result = sanitizer.sanitize("티켓 ACME-1234, 코드명: 블루버드")
+    assert result.text == "티켓 [REDACTED:custom], 코드명: [REDACTED:code-name]"
+    assert sanitizer.warnings == result.warnings == ()
+
+
+def test_broken_custom_patterns_are_reported_once_and_skipped() -> None:
+    custom: list[object] = ["(unclosed", 42, {"kind": "x"}, "a*", "ACME-[0-9]+"]
+    sanitizer = Sanitizer(custom)  # type: ignore[arg-type]
+    assert len(sanitizer.warnings) == 4
+    assert "privacy.custom_patterns[0]" in sanitizer.warnings[0] and "(unclosed" in sanitizer.warnings[0]
+    assert "[3]" in sanitizer.warnings[3] and "empty string" in sanitizer.warnings[3]
+    assert all("\n" not in warning for warning in sanitizer.warnings)
+    for _ in range(3):  # the same warnings every call, never more
+        result = sanitizer.sanitize("ACME-77 and aaaa")
+        assert result.text == "[REDACTED:custom] and aaaa"
+        assert result.warnings == sanitizer.warnings
+
+
+def test_module_sanitize_accepts_custom_and_never_raises_on_bad_ones() -> None:
+    result = sanitize("ACME-12 [", custom=["[", "ACME-[0-9]+"])
+    assert result.text == "[REDACTED:custom] ["
+    assert len(result.warnings) == 1
+    assert sanitize("ACME-12", custom="ACME-[0-9]+").text == "[REDACTED:custom]"
+
+
+def test_zero_width_custom_match_inserts_nothing() -> None:
+    assert Sanitizer([r"(?=x)"]).sanitize("xyz").text == "xyz"
+
+
+def test_builtin_rules_win_over_custom_patterns() -> None:
+    result = Sanitizer([r"\S+@\S+"]).sanitize("bob@example.com")
+    assert result.text == "[REDACTED:email]"
+
+
+ADVERSARIAL = [
+    "a" * 20_000,
+    "1" * 20_000,
+    "1 " * 10_000,
+    "A1b2/+" * 8_000,
+    "eyJ" + "a" * 20_000,
+    ("eyJ" + "a" * 10 + ".") * 2_000,
+    ":" * 20_000,
+    "a:" * 10_000,
+    "a@" * 10_000,
+    "a@" + "a." * 10_000,
+    "-----BEGIN RSA PRIVATE KEY-----\n" * 1_000,
+    "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 20_000,
+    "+1 " * 10_000,
+    "http://a:" * 3_000 + "b" * 10_000,
+    "password=" * 3_000,
+    "/home/" + "a." * 10_000,
+    "~a" * 10_000,
+    "1." * 10_000,
+    "4111 " * 5_000,
+    "010-" * 5_000,
+    "비밀번호:" * 5_000,
+    "\\" * 20_000,
+    "a." * 10_000 + "@",
+]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=lambda text: repr(text[:12]))
+def test_adversarial_inputs_return(text: str) -> None:
+    result = sanitize(text)
+    assert sanitize(result.text).text == result.text
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_never_raises_and_is_idempotent(text: str) -> None:
+    result = sanitize(text)
+    assert sanitize(result.text).text == result.text
+    assert len(MARKER_RE.findall(result.text)) == len(MARKER_RE.findall(text)) + len(result.redactions)
+
+
+PIECES = [text for _, text, _ in SAMPLE_SECRETS] + NEAR_MISSES + ["", " ", "\n", ":", "=", "@", "-", ".", "/", "0", "a"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(PIECES), max_size=6).map("".join))
+def test_glued_samples_stay_idempotent(text: str) -> None:
+    result = sanitize(text)
+    assert sanitize(result.text).text == result.text
+    rebuilt, position = [], 0
+    for redaction in result.redactions:
+        assert 0 <= position <= redaction.start < redaction.end <= len(text)
+        rebuilt += [text[position : redaction.start], f"[REDACTED:{redaction.kind}]"]
+        position = redaction.end
+    assert "".join([*rebuilt, text[position:]]) == result.text
