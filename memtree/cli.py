@@ -311,6 +311,8 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
                 "oversized": [{"path": p, "bytes": b} for p, b in st.oversized],
                 "index": {"version": st.index_version, "fresh": not st.stale, "stale": list(st.stale)},
                 "dangling_nodes": [{"id": i, "path": p} for i, p in st.dangling],
+                "watcher": st.watcher,
+                "open_conflicts": st.open_conflicts,
                 "max_bytes": mt.settings.split.max_bytes,
             }
         )

@@ -102,6 +102,17 @@ def print_status(st: Status, max_bytes: int) -> None:
             f"[bold red]node '{node_id}'[/] points to {path}, which does not exist "
             "(restore it, or run `memtree index` to drop the node)"
         )
+    if st.open_conflicts:
+        console.print(f"[bold yellow]{st.open_conflicts} open conflict(s)[/]: see `memtree conflicts`")
+    if st.watcher is None:
+        console.print("watcher: never run here (`memtree watch`)")
+    elif st.watcher.get("alive"):
+        console.print(
+            f"watcher: running (pid {st.watcher['pid']}, since {st.watcher['started']}, "
+            f"{st.watcher['actions']} actions, last heartbeat {st.watcher['age_s']} s ago)"
+        )
+    else:
+        console.print(f"[bold red]watcher: not running[/] (last heartbeat {st.watcher['age_s']} s ago)")
     if st.stale:
         console.print(
             f"index: {len(st.stale)} note(s) changed since the last index "

@@ -101,9 +101,7 @@ def plan_split(
     nl = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
     entries = [e if e.endswith("\n") else e + nl for e in entries]
     lines = [u.rstrip("\n") for u in content]
-    sizes = [0]
-    for u in content:
-        sizes.append(sizes[-1] + len(u.encode()))
+    sizes = [0, *itertools.accumulate(len(u.encode()) for u in content)]
     fixed = len((head + MARKER + nl + "".join(entries)).encode())
     cands = _candidates(lines)
     lead = next((i for i, line in enumerate(lines) if line.strip()), 0)
@@ -116,14 +114,13 @@ def plan_split(
         for s, e in ranges[1:]:
             first = next((k for k in range(s, e) if lines[k].strip()), s)
             level = cands.get(first, 0) if cands.get(first, 0) <= 6 else 0
-            heading = _heading_text(lines[first]) if level else ""
-            slug = _dedupe(slugify(heading) or f"part-{len(entries) + len(kids) + 1}", names)
+            heading, ordinal = _heading_text(lines[first]) if level else "", len(entries) + len(kids) + 1
+            slug = _dedupe(slugify(heading) or f"part-{ordinal}", names)
             names.add(slug)
-            kid = SplitChild(
-                f"{stem}/{slug}.md", "".join(content[s:e]), heading, level, sizes[e] - sizes[s] > max_bytes
+            kids.append(
+                SplitChild(f"{stem}/{slug}.md", "".join(content[s:e]), heading, level, sizes[e] - sizes[s] > max_bytes)
             )
-            kids.append(kid)
-            index.append(_entry(kid, stem, len(entries) + len(kids), previous))
+            index.append(_entry(kids[-1], stem, ordinal, previous))
             previous = heading or previous
         preamble = "".join(content[: ranges[0][1]])
         return head + preamble + MARKER + nl + "".join(entries) + "".join(x + nl for x in index), kids
@@ -139,16 +136,12 @@ def plan_split(
     else:  # still no room: the preamble moves out too, so that the parent fits
         ranges = [(0, 0), *ranges]
         parent, kids = build(ranges)
-    size = sizes[-1]
     if not kids or (len(kids) == 1 and ranges[0][1] == 0 and kids[0].oversized):
-        why = "one block that is never cut" if size > max_bytes else "frontmatter and index, no content to move"
+        why = "one block that is never cut" if sizes[-1] > max_bytes else "frontmatter and index, no content to move"
         return SplitPlan(text, "".join(content), (), (f"{stem}: over {max_bytes} bytes, but it holds {why}",))
     warnings = [f"{c.path}: one block of {len(c.text.encode())} bytes, never cut" for c in kids if c.oversized]
     if len(parent.encode()) > max_bytes:
-        n = len(entries) + len(kids)
-        warnings.append(
-            f"{stem}: still {len(parent.encode())} bytes, over {max_bytes}: frontmatter and an index of {n}"
-        )
+        warnings.append(f"{stem}: still over {max_bytes} bytes: frontmatter and {len(entries) + len(kids)} links")
     return SplitPlan(parent, "".join(content[: ranges[0][1]]), tuple(kids), tuple(warnings))
 
 
@@ -349,8 +342,17 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
         new_tree = validate([parent if n.id == node.id else n for n in tree.nodes] + kids)
     if store.read_note(path) != original:
         raise MemtreeError(f"{rel_path}: changed while it was being split; nothing was written, try again")
-    for c, p in zip(plan.children, paths):
-        if not (root / p).exists():  # an identical file is left as it is (a split interrupted earlier)
-            store.atomic_write(root / p, c.text.encode())
-    store.atomic_write(path, plan.parent_text.encode())
+    written: list[Path] = []
+    try:
+        for c, p in zip(plan.children, paths):
+            if not (root / p).exists():  # an identical file is left as it is (a split interrupted earlier)
+                store.atomic_write(root / p, c.text.encode())
+                written.append(root / p)
+        store.atomic_write(path, plan.parent_text.encode())
+    except OSError as exc:
+        for done in written:  # Why: the parent still holds everything; a child left behind would repeat it
+            done.unlink(missing_ok=True)
+        raise MemtreeError(
+            f"{rel_path}: cannot write the split ({exc.strerror or exc}); the note is unchanged"
+        ) from None
     return SplitResult(new_tree, rel_path, tuple(paths), tuple(ids), tuple(warnings))

@@ -11,6 +11,7 @@ from helpers import REPO, node
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memtree import store
 from memtree import tree as treemod
 from memtree.errors import MemtreeError
 from memtree.split import MARKER, SplitPlan, join_parts, plan_split, slugify, split_file
@@ -67,6 +68,7 @@ def documents(draw: st.DrawFn) -> Doc:
         if kind == "heading":
             if lines and not lines[-1] and draw(st.booleans()):
                 lines.pop()  # a heading right under the previous block, no blank line
+                start -= 1
             lines.append("#" * draw(st.integers(1, 6)) + " " + words(draw, 1, 4))
             blocks.append((start, start, kind))
             if draw(st.booleans()):
@@ -206,10 +208,12 @@ def test_cut_at_the_coarsest_heading_level_that_fits() -> None:
 
 
 def test_a_deeper_level_is_used_everywhere_when_the_coarser_one_does_not_fit() -> None:
-    text = "# T\n\n" + section("A", 2, 200) + section("A1", 3, 600) + section("A2", 3, 600) + section("B", 2, 300)
+    a = section("A", 2, 200) + section("A1", 3, 600) + section("A2", 3, 600)
+    text = "# T\n\n" + a + section("B", 2, 300) + section("B1", 3, 300)
     plan = plan_split(text, 1000, "t")
     assert plan is not None
-    assert [c.heading for c in plan.children] == ["A", "A1", "A2", "B"]
+    # B would fit whole, but the level that works is ###, for every section
+    assert [(c.heading, c.level) for c in plan.children] == [("A", 2), ("A1", 3), ("A2", 3), ("B", 2), ("B1", 3)]
 
 
 def test_sections_are_cut_further_only_where_no_heading_level_fits() -> None:
@@ -294,6 +298,8 @@ def test_a_note_that_is_one_block_is_left_as_it_is() -> None:
     plan = plan_split(text, 200, "n")
     assert plan is not None and plan.children == () and plan.parent_text == text
     assert "never cut" in plan.warnings[0]
+    only_front = plan_split("---\nnotes: " + "x" * 500 + "\n---\n", 200, "n")
+    assert only_front is not None and only_front.children == () and "no content to move" in only_front.warnings[0]
 
 
 def test_frontmatter_stays_in_the_parent() -> None:
@@ -363,8 +369,8 @@ def test_a_grown_parent_is_split_again_with_its_index_extended() -> None:
     assert again is not None
     assert [c.slug for c in again.children] == ["a-2", "c"]  # the existing a.md is never reused
     assert again.parent_text.count(MARKER) == 1
-    entries = [ln for ln in again.parent_text.split("\n") if ln.startswith("- [")]
-    assert entries == ["- [A](n/a.md)", "- [B](n/b.md)", "- [A](n/a-2.md)", "- [C](n/c.md)"]
+    links = [ln for ln in again.parent_text.split("\n") if ln.startswith("- [")]
+    assert links == ["- [A](n/a.md)", "- [B](n/b.md)", "- [A](n/a-2.md)", "- [C](n/c.md)"]
     assert again.preamble == "# 제목\n\n소개.\n\n\n"  # the blank line written after the index stays
     assert join_parts(again) == "# 제목\n\n소개.\n\n" + "\n" + section("A", 2, 700) + section("C", 2, 700)
     assert plan_split(again.parent_text, 1000, "n") is None
@@ -434,6 +440,27 @@ def test_split_file_writes_children_and_adds_their_nodes(make_root: Callable[...
     assert again.tree is new and again.children == () and again.nodes == ()
 
 
+def test_a_grown_parent_on_disk_gains_children_and_keeps_the_old_ones(make_root: Callable[..., Path]) -> None:
+    root = split_root(make_root, {"bank/identity/values.md": NOTE})
+    first = split_file(root, "bank/identity/values.md", treemod.load(root), 1500)
+    note = root / "bank/identity/values.md"
+    grown_text = note.read_text(encoding="utf-8") + "\n## 원칙 추가\n\n" + "새 원칙을 적는다. " * 80 + "\n"
+    note.write_text(grown_text, encoding="utf-8")
+    old_files = {p: (root / p).read_bytes() for p in first.children}
+    second = split_file(root, "bank/identity/values.md", first.tree, 1500)
+    assert second.nodes == ("identity/values/원칙-추가",)
+    assert {p: (root / p).read_bytes() for p in first.children} == old_files  # existing children untouched
+    assert all(second.tree.by_id[i] == first.tree.by_id[i] for i in first.nodes)
+    assert set(second.tree.by_id["identity/values"].children) == {*first.nodes, *second.nodes}
+    assert "원칙" in second.tree.by_id["identity/values/원칙-추가"].keywords  # carried over from the parent
+    before, after, children = read_back(root, "bank/identity/values.md")
+    intro = "# memtree의 가치관\n\n소개 문단이다.\n\n"
+    assert before == intro + "\n"  # the blank line written under the index stays with the parent's text
+    assert (
+        "".join(children) + after == body_of(NOTE)[len(intro) :] + "## 원칙 추가\n\n" + "새 원칙을 적는다. " * 80 + "\n"
+    )
+
+
 def test_split_file_under_the_limit_changes_nothing(make_root: Callable[..., Path]) -> None:
     root = split_root(make_root, {"bank/identity/values.md": NOTE})
     tree = treemod.load(root)
@@ -441,6 +468,15 @@ def test_split_file_under_the_limit_changes_nothing(make_root: Callable[..., Pat
     assert result.tree is tree and result.children == () and result.warnings == ()
     assert (root / "bank/identity/values.md").read_text(encoding="utf-8") == NOTE
     assert not (root / "bank/identity/values").exists()
+
+
+def test_split_file_leaves_an_uncuttable_note_and_says_why(make_root: Callable[..., Path]) -> None:
+    text = "# 로그\n\n" + "긴 한 줄 " * 400 + "\n"
+    root = split_root(make_root, {"bank/identity/values.md": text})
+    tree = treemod.load(root)
+    result = split_file(root, "bank/identity/values.md", tree, 1000)
+    assert result.tree is tree and result.children == () and "never cut" in result.warnings[0]
+    assert (root / "bank/identity/values.md").read_text(encoding="utf-8") == text
 
 
 def test_split_file_never_overwrites_a_different_file(make_root: Callable[..., Path]) -> None:
@@ -483,6 +519,35 @@ def test_split_file_refuses_notes_outside_bank(make_root: Callable[..., Path]) -
         split_file(root, "memory/2026-11-29.md", treemod.load(root), 1500)
     with pytest.raises(MemtreeError, match="cannot be read"):
         split_file(root, "bank/missing.md", treemod.load(root), 1500)
+
+
+def test_a_failed_write_leaves_the_note_whole_and_no_child_behind(
+    make_root: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = split_root(make_root, {"bank/identity/values.md": NOTE})
+    real = store.atomic_write
+
+    def disk_full_on_the_parent(path: Path, data: bytes, durable: bool = True) -> None:
+        if path.name == "values.md":
+            raise OSError(28, "No space left on device")
+        real(path, data, durable)
+
+    monkeypatch.setattr(store, "atomic_write", disk_full_on_the_parent)
+    with pytest.raises(MemtreeError, match="No space left on device"):
+        split_file(root, "bank/identity/values.md", treemod.load(root), 1500)
+    assert (root / "bank/identity/values.md").read_text(encoding="utf-8") == NOTE
+    assert list((root / "bank/identity/values").glob("*.md")) == []
+
+
+def test_a_note_edited_during_the_split_is_not_written(
+    make_root: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = split_root(make_root, {"bank/identity/values.md": NOTE})
+    reads = iter([NOTE, NOTE + "\n- 방금 추가된 항목\n"])
+    monkeypatch.setattr(store, "read_note", lambda path: next(reads))
+    with pytest.raises(MemtreeError, match="changed while it was being split"):
+        split_file(root, "bank/identity/values.md", treemod.load(root), 1500)
+    assert not (root / "bank/identity/values").exists()
 
 
 def test_split_file_on_the_sample_notes_times_four(make_root: Callable[..., Path]) -> None:
