@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>[^\n]*?)-->[ \t]*$", re.MULTILINE)
 """A memtree metadata comment at the end of a line."""
@@ -141,9 +141,12 @@ def format_entry(content: str, meta: EntryMeta) -> str:
     return f"{text} {comment}" if comment else text
 
 
-def with_meta(entry: Entry, meta: EntryMeta) -> str:
-    """An existing entry's text with new metadata (used when a merge rewrites it)."""
-    return format_entry(entry.content, replace(meta)) if entry.is_item else f"{entry.text} {meta.render()}".rstrip()
+def with_meta(entry: Entry, content: str, meta: EntryMeta) -> str:
+    """``entry`` rewritten with ``content`` and ``meta``, keeping its form (list item or paragraph)."""
+    if entry.is_item:
+        return format_entry(content, meta)
+    comment = meta.render()
+    return f"{content} {comment}" if comment else content
 
 
 def replace_lines(note: str, start: int, end: int, new_text: str) -> str:

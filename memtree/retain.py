@@ -295,11 +295,12 @@ def retain(
         if match is not None and score >= merge_at:
             kept = merge(match, content, settings.retain.merge_strategy)
             old_id = match.meta.id or f"lines {match.start}-{match.end}"
-            merged_ids = tuple(i for i in (*match.meta.merged, match.meta.id, entry_id) if i)
-            keep_meta = replace(match.meta if kept == match.content else meta, merged=merged_ids)
-            if kept != match.content:
-                keep_meta = replace(keep_meta, id=match.meta.id or entry_id)
-            new_note = entries.replace_lines(note, match.start, match.end, entries.format_entry(kept, keep_meta))
+            keep_meta = match.meta if kept == match.content else replace(meta, id=match.meta.id or entry_id)
+            merged_ids = tuple(
+                dict.fromkeys(i for i in (*match.meta.merged, match.meta.id, entry_id) if i and i != keep_meta.id)
+            )
+            keep_meta = replace(keep_meta, merged=merged_ids)
+            new_note = entries.replace_lines(note, match.start, match.end, entries.with_meta(match, kept, keep_meta))
             decision: Decision = Merged(
                 entry_id=keep_meta.id or old_id,
                 merged_id=entry_id,

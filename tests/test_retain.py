@@ -166,3 +166,16 @@ def test_log_appends_and_never_rewrites(mt: MemTree) -> None:
     assert after.decode().rstrip().endswith("[REDACTED:email] 으로")
     assert second.line == first.line + 1
     assert "memory/2026-11-29.md" in {h.path for h in mt.search("배포 완료 에러", tier="memory").hits}
+
+
+def test_a_merge_records_the_merged_id_and_keeps_a_hand_written_paragraph_a_paragraph(mt: MemTree) -> None:
+    note = mt.root / "bank/project/rules.md"
+    para = "Release notes are written in English and in Korean for every tagged version"
+    note.write_text(note.read_text(encoding="utf-8") + f"\n{para}\n", encoding="utf-8")
+    decision = mt.add("Release notes are written in English and Korean for every tagged version", to="project/rules")
+    assert isinstance(decision, Merged), decision
+    text = note.read_text(encoding="utf-8")
+    line = next(ln for ln in text.splitlines() if ln.startswith("Release notes"))
+    assert not line.startswith("- ")  # still a paragraph, as its author wrote it
+    entry = next(e for e in parse_entries(text) if e.content.startswith("Release notes"))
+    assert entry.meta.merged == (decision.merged_id,) and decision.merged_id not in (entry.meta.id, "")
