@@ -258,18 +258,18 @@ class MemTree:
 
         req = retain.Request(text, tag, to, tuple(tags), kind, source, scope)
         retain.check_request(req, self.settings)
-        tree = self.tree
+        tree = self._parsed_tree()  # parsed and validated; a missing target file is simply created
         self._fresh()
         routes = {} if req.to is not None or req.tag is not None else self._route_scores(req.text)
         moment = now or datetime.now().astimezone()
         decision = retain.retain(self.root, req, tree, routes, self.settings, moment, dry_run)
         if not dry_run and not isinstance(decision, retain.Duplicate):
-            self._tree = None  # the write may have added nodes
             note = self.root / decision.path
             if note.stat().st_size > self.settings.split.max_bytes:
                 self.split(decision.path)  # refreshes the index itself
             else:
-                self.refresh()
+                # only the note just written: the next search's check finds anything else
+                self._index.refresh(paths=[decision.path])
         return decision
 
     def _route_scores(self, text_: str) -> dict[str, float]:

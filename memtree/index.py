@@ -15,6 +15,7 @@ Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot b
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import time
@@ -139,17 +140,25 @@ class Index:
 
     # --- refreshing ---------------------------------------------------------------------
 
-    def refresh(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
+    def refresh(
+        self,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        paths: list[str] | None = None,
+    ) -> Report:
         """Bring the index in step with the notes on disk (a full build when needed or forced).
 
         Checking costs one stat per note and takes no lock; only when something changed does
         the refresh lock the index, re-read it (another process may have just refreshed) and
-        write the new segment.
+        write the new segment. ``paths`` limits the check to those notes (a writer's own).
         """
         report = Report()
         if not self.segments and self.persist and not force:
             self.load()
-        disk, report.warnings = store.walk(self.root)
+        if paths is not None and self.segments and not force:
+            disk = self._known_plus(paths)
+        else:
+            disk, report.warnings = store.walk(self.root)
         if not force and self.segments and not self._stale(disk):
             report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
             return report
@@ -165,6 +174,18 @@ class Index:
             self.warnings.append(f"{self.dir.parent} is not usable ({reason}); the index is kept in memory only")
             self._apply(disk, report, force, progress)
         return report
+
+    def _known_plus(self, paths: list[str]) -> list[store.FileStat]:
+        """The notes as last indexed, with ``paths`` stat'ed afresh (a writer's own notes)."""
+        fresh = {}
+        for rel in paths:
+            try:
+                st = os.stat(self.root / rel)
+            except OSError:
+                continue
+            fresh[rel] = store.FileStat(rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)
+        known = [store.FileStat(p, e.tier, e.mtime_ns, e.size) for p, e in self.files.items() if p not in fresh]
+        return sorted([*known, *fresh.values()], key=lambda f: f.path)
 
     def _disk_version(self) -> int:
         try:
