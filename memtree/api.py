@@ -357,7 +357,7 @@ class MemTree:
             for rel in candidates:
                 result = split_file(self.root, rel, tree, limit)
                 tree = result.tree
-                if result.children or path is not None:
+                if result.children or result.warnings or path is not None:
                     results.append(result)
             if any(r.nodes for r in results):
                 store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(tree))

@@ -26,6 +26,20 @@ class Problem:
     fixable: bool = False
 
 
+def _oversized(root: Path, f: store.FileStat, limit: int) -> Problem:
+    """An oversized note, fixable when split can cut it (one huge block cannot be)."""
+    from .split import plan_split
+
+    detail = f"{f.size:,} bytes, over the {limit:,}-byte limit"
+    try:
+        plan = plan_split(store.read_note(root / f.path), limit, Path(f.path).stem)
+    except (OSError, UnicodeDecodeError):
+        return Problem("oversized", f.path, detail)
+    if plan is not None and plan.children:
+        return Problem("oversized", f.path, detail, True)
+    return Problem("oversized", f.path, detail + "; one block too big to split: shorten it by hand")
+
+
 def find_problems(root: Path, settings: Settings, files: list[str] | None = None) -> list[Problem]:
     """Everything wrong in the root (or only in ``files``, root-relative, plus the tree's own state)."""
     from .retain import sanitizer_for
@@ -38,7 +52,7 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         if wanted is not None and f.path not in wanted:
             continue
         if f.tier == "bank" and f.size > limit:
-            problems.append(Problem("oversized", f.path, f"{f.size:,} bytes, over the {limit:,}-byte limit", True))
+            problems.append(_oversized(root, f, limit))
     try:
         tree = treemod.load(root, check_files=False)
     except TreeError as exc:

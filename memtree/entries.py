@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>[^\n]*?)-->[ \t]*$", re.MULTILINE)
 """A memtree metadata comment at the end of a line."""
+SPLIT_MARKER = "<!-- memtree:split -->"
+"""Starts the index of children a split note keeps (memtree.split writes it)."""
 _FIELD_ORDER = ("id", "created", "tags", "kind", "source", "scope", "merged")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _SPACES = re.compile(r"\s+")
@@ -108,12 +110,26 @@ def parse_entries(note: str) -> list[Entry]:
         lines.pop()
     _, body, _ = split_frontmatter(lines)
     out = []
+    index_lines = _split_index_lines(lines)
     for s, e, kind in _blocks(lines, body):
-        if kind not in ("item", "para"):
+        if kind not in ("item", "para") or s in index_lines:
             continue
         raw = "\n".join(lines[s : e + 1])
         metas = [parse_meta(m.group("body")) for m in META_RE.finditer(raw)]
         out.append(Entry(s + 1, e + 1, strip_meta(raw).rstrip(), metas[-1] if metas else EntryMeta(), kind == "item"))
+    return out
+
+
+def _split_index_lines(lines: list[str]) -> set[int]:
+    """0-based lines of a split note's index (the marker and the links right after it)."""
+    out: set[int] = set()
+    for i, line in enumerate(lines):
+        if line.strip() == SPLIT_MARKER:
+            out.add(i)
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("- ["):
+                out.add(j)
+                j += 1
     return out
 
 
@@ -161,8 +177,15 @@ def append_entry(note: str, entry_text: str, heading: str) -> str:
         return f"# {heading}\n\n{entry_text}\n"
     body = note.rstrip("\n")
     last = body.split("\n")[-1]
-    joiner = "\n" if last.lstrip().startswith(("- ", "* ", "+ ")) or last.startswith("  ") else "\n\n"
+    in_list = last.lstrip().startswith(("- ", "* ", "+ ")) or last.startswith("  ")
+    # a split note ends with its index of children: an entry must not join that list
+    joiner = "\n" if in_list and not _ends_with_split_index(body) else "\n\n"
     return f"{body}{joiner}{entry_text}\n"
+
+
+def _ends_with_split_index(body: str) -> bool:
+    at = body.rfind(SPLIT_MARKER)
+    return at >= 0 and all(ln.startswith("- [") or not ln.strip() for ln in body[at:].split("\n")[1:])
 
 
 def remove_lines(note: str, start: int, end: int) -> str:

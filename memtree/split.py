@@ -25,12 +25,12 @@ from . import store
 from .catalog import BANK, HEADING_KEYWORD_MAX_CHARS, KEYWORD_MIN_TF, node_id_for
 from .chunks import _blocks, _heading_level, _indent, split_frontmatter
 from .config import SPLIT_MAX_BYTES
-from .entries import strip_meta
+from .entries import SPLIT_MARKER, strip_meta
 from .errors import MemtreeError
 from .text import first_surfaces, normalize, terms
 from .tree import TREE_FILE, Node, Tree, check_path, validate
 
-MARKER = "<!-- memtree:split -->"
+MARKER = SPLIT_MARKER
 """First line of a split parent's index; an HTML comment, so renderers and the indexer skip it."""
 SLUG_MAX_CHARS = 60
 CHILD_WORDS = 5
