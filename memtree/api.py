@@ -37,6 +37,8 @@ TIER_CHOICES = {
     "all": ("recall", "bank", "memory"),
 }
 QUERY_CACHE_SIZE = 512
+SPLIT_MIN_BYTES = 256
+"""Smaller limits would cut notes into shreds of a line or two."""
 
 
 @dataclass(frozen=True)
@@ -338,14 +340,18 @@ class MemTree:
         """What `memtree check` refuses (nothing is written): oversized notes, tree problems, secrets."""
         from .check import find_problems
 
-        rel = None if files is None else [self._relative(f, must_exist=False) for f in files]
-        return find_problems(self.root, self.settings, [r for r in rel if r] if rel is not None else None)
+        if files is None:
+            return find_problems(self.root, self.settings)
+        inside = [r for r in (self._relative(f, must_exist=False) for f in files) if r]
+        return find_problems(self.root, self.settings, inside)  # [] checks no file, only the tree
 
     def split(self, path: str | None = None, max_bytes: int | None = None) -> list[SplitResult]:
         """Split ``path`` (or every bank note over the limit) into child notes and nodes."""
         from .split import split_file
 
-        limit = max_bytes or self.settings.split.max_bytes
+        limit = self.settings.split.max_bytes if max_bytes is None else max_bytes
+        if limit < SPLIT_MIN_BYTES:
+            raise QueryError(f"--max-bytes must be at least {SPLIT_MIN_BYTES} (got {limit})")
         results: list[SplitResult] = []
         with store.write_lock(self.root):
             tree = treemod.load(self.root, check_files=False)

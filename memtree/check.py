@@ -45,7 +45,7 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
     from .retain import sanitizer_for
 
     disk, _ = store.walk(root)
-    wanted = None if not files else {f.replace("\\", "/").lstrip("./") for f in files}
+    wanted = None if files is None else {f.replace("\\", "/").removeprefix("./") for f in files}
     limit = settings.split.max_bytes
     problems: list[Problem] = []
     for f in disk:

@@ -155,10 +155,7 @@ def choose_target(req: Request, tree: Tree, routes: dict[str, float], settings: 
         ref = req.to.strip().strip("/")
         node = tree.by_id.get(ref) or tree.by_path.get(ref)
         if node is None and ref.startswith("bank/") and ref.endswith(".md"):
-            try:
-                check_path(ref, "--to")
-            except TreeError as exc:
-                raise QueryError(str(exc)) from None
+            _check_new_note_path(ref)
             node_id = ref[len("bank/") : -len(".md")]
             return Target(node_id, ref, "to", _new_note_nodes(tree, node_id, ref, ()))
         if node is None:
@@ -182,6 +179,20 @@ def choose_target(req: Request, tree: Tree, routes: dict[str, float], settings: 
     if inbox is not None and inbox.path:
         return Target(inbox.id, inbox.path, "inbox")
     return Target(INBOX_NODE, INBOX_PATH, "inbox", _new_note_nodes(tree, INBOX_NODE, INBOX_PATH, ("inbox", "미분류")))
+
+
+def _check_new_note_path(ref: str) -> None:
+    """A new note named by --to must be a plain bank/…/name.md path that memtree will index."""
+    try:
+        check_path(ref, "--to")
+    except TreeError as exc:
+        raise QueryError(str(exc)) from None
+    parts = ref.split("/")
+    if any(p in ("", ".") for p in parts) or any(store.ignored(p) for p in parts) or len(parts[-1]) <= len(".md"):
+        raise QueryError(
+            f"--to {ref!r}: give a plain note path like bank/topic/name.md "
+            "(no empty or '.' parts, no hidden or temporary names)"
+        )
 
 
 def _new_note_nodes(tree: Tree, node_id: str, path: str, keywords: tuple[str, ...]) -> tuple[Node, ...]:
@@ -269,6 +280,8 @@ def retain(
     content = clean.text
     target = choose_target(req, tree, routes, settings)
     note_path = root / target.path
+    if not _inside(root, note_path):
+        raise QueryError(f"{target.path} leads outside the memory root (through a symlink); nothing was written")
     common = _Common(node=target.node, path=target.path, how=target.how, redacted=redacted, dry_run=dry_run)
     with store.write_lock(root) if not dry_run else _nothing():
         # Re-read under the lock: another agent may have written this note a moment ago.
@@ -331,6 +344,12 @@ def retain(
             old_side = conflict_store.Side(target.path, match.meta.id, match.content)
             decision = replace(decision, conflict_id=record_conflict(root, new_side, old_side, score, now))
         return decision
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (resolved through symlinks) lies in the root or in its bank/ folder."""
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(base.resolve()) for base in (root, root / "bank"))
 
 
 def _reload_tree(root: Path, fallback: Tree) -> Tree:

@@ -30,7 +30,7 @@ _IGNORED_PREFIXES = (".", "~", "#")
 _IGNORED_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".part")
 
 
-def _ignored(name: str) -> bool:
+def ignored(name: str) -> bool:
     """Hidden files, editor swap/backup/temp files and the archive are never indexed."""
     return name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR
 

@@ -43,7 +43,7 @@ def relevant(root: Path, path: str) -> bool:
     parts = rel.parts
     if not parts or parts[0] in (".git", store.STATE_DIR):
         return False
-    if any(store._ignored(p) for p in parts):
+    if any(store.ignored(p) for p in parts):
         return False
     if parts == ("tree-index.json",):
         return True

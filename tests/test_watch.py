@@ -1,0 +1,375 @@
+"""memtree.watch: relevant(), the Watcher in a background thread, the heartbeat, and `memtree watch` on SIGINT.
+
+No timing is asserted: every wait polls for an outcome with a generous deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from helpers import bump
+from typer.testing import CliRunner
+
+from memtree import MemTree
+from memtree import tree as treemod
+from memtree.cli import app
+from memtree.index import Index
+from memtree.watch import HEARTBEAT_FILE, Watcher, relevant
+
+DEADLINE_S = 10.0
+
+
+def wait_for(what: Callable[[], object], message: str, timeout: float = DEADLINE_S) -> None:
+    """Poll until ``what()`` is truthy; fail with ``message`` after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if what():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting: {message}")
+
+
+class Log:
+    """A thread-safe collector of the watcher's log lines."""
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, line: str) -> None:
+        with self._lock:
+            self._lines.append(line)
+
+    @property
+    def lines(self) -> list[str]:
+        with self._lock:
+            return list(self._lines)
+
+    def actions(self) -> list[str]:
+        """Lines that report an action (not the start/stop lines, warnings or errors)."""
+        return [ln for ln in self.lines if not ln.startswith(("watching ", "stopped", "warning:", "error:"))]
+
+    def has(self, line: str) -> bool:
+        return line in self.lines
+
+    def wait(self, line: str) -> None:
+        wait_for(lambda: self.has(line), f"log line {line!r}; got {self.lines}")
+
+    def wait_prefix(self, prefix: str) -> str:
+        wait_for(lambda: any(ln.startswith(prefix) for ln in self.lines), f"a line {prefix!r}…; got {self.lines}")
+        return next(ln for ln in self.lines if ln.startswith(prefix))
+
+
+@contextmanager
+def watching(root: Path, split: bool = True) -> Iterator[tuple[Watcher, Log]]:
+    """A Watcher on ``root`` running in a thread (index built first), stopped and joined on exit."""
+    mt = MemTree(root, refresh_interval=0)
+    mt.refresh()  # the index exists before the watch starts, so only later edits are actions
+    log = Log()
+    watcher = Watcher(mt, log, split=split)
+    thread = threading.Thread(target=watcher.run, name="memtree-watch", daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: any(ln.startswith("watching ") for ln in log.lines), "the 'watching' line")
+        wait_for(lambda: (root / ".memtree" / HEARTBEAT_FILE).exists(), "the first heartbeat")
+        yield watcher, log
+    finally:
+        watcher.stop()
+        thread.join(timeout=DEADLINE_S)
+        assert not thread.is_alive(), "the watcher did not stop"
+    assert log.lines[-1] == "stopped"
+
+
+def persisted(root: Path) -> Index:
+    """The index as the watcher left it on disk (loaded, not refreshed)."""
+    index = Index(root)
+    assert index.load(), "no persisted index"
+    return index
+
+
+def indexed_as_on_disk(root: Path, rel: str) -> bool:
+    entry = persisted(root).files.get(rel)
+    st = (root / rel).stat()
+    return entry is not None and (entry.mtime_ns, entry.size) == (st.st_mtime_ns, st.st_size)
+
+
+def grow(note: Path, past: int = 10_240) -> None:
+    text = note.read_text(encoding="utf-8").rstrip("\n") + "\n"
+    n = 0
+    while len(text.encode()) <= past:
+        n += 1
+        text += f"\n## 회고 {n}\n\n{n}번째 회고: 크론 작업이 겹친 원인과 lock 대기 시간을 정리했다.\n"
+    bump(note, text)
+
+
+# --- relevant() ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("bank/identity/values.md", True),
+        ("bank/기술/크론.md", True),
+        ("memory/2026-11-29.md", True),
+        ("recall/hot.markdown", True),
+        ("tree-index.json", True),
+        ("bank/technical", True),  # a folder (a moved folder is one event)
+        ("bank", True),
+        ("bank/.values.md.swp", False),
+        ("bank/values.md~", False),
+        ("bank/.#values.md", False),
+        ("bank/#values.md#", False),
+        ("bank/values.md.tmp", False),
+        ("bank/.hidden/x.md", False),
+        ("bank/_archive/old.md", False),
+        ("bank/image.png", False),
+        (".git/index", False),
+        (".git/refs/heads/main.md", False),
+        (".memtree/index/version", False),
+        (".memtree/watch.json", False),
+        ("README.md", False),
+        ("conflicts.json", False),
+        ("memtree.yaml", False),
+        ("notes/x.md", False),
+    ],
+)
+def test_relevant(tmp_path: Path, rel: str, expected: bool) -> None:
+    assert relevant(tmp_path, str(tmp_path / rel)) is expected
+
+
+def test_relevant_refuses_paths_outside_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    assert relevant(root, str(tmp_path / "bank/x.md")) is False
+    assert relevant(root, str(root)) is False
+    assert relevant(root, str(root / "bank" / ".." / ".." / "bank/x.md")) is False
+
+
+def test_relevant_accepts_a_root_given_through_a_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "bank").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    assert relevant(link, str(real / "bank/x.md")) is True
+
+
+# --- the watcher ---------------------------------------------------------------------------------
+
+
+def test_an_edit_is_re_indexed_with_one_log_line(sample_root: Path) -> None:
+    rel = "bank/project/rules.md"
+    note = sample_root / rel
+    version_file = sample_root / ".memtree/index/version"
+    with watching(sample_root) as (watcher, log):
+        version = int(version_file.read_text())
+        bump(note, note.read_text(encoding="utf-8") + "\n- 화요일에는 배포 대신 회고를 한다\n")
+        log.wait(f"re-indexed {rel}")
+        wait_for(lambda: indexed_as_on_disk(sample_root, rel), "the persisted index to hold the edit")
+        assert int(version_file.read_text()) > version
+        assert log.actions() == [f"re-indexed {rel}"]
+        assert watcher.actions == 1
+    hits = MemTree(sample_root).search("화요일 회고", tier="bank").hits
+    assert hits and hits[0].path == rel
+
+
+def test_a_new_note_is_indexed_and_a_deleted_one_dropped(sample_root: Path) -> None:
+    new, gone = "bank/ops/배포-체크리스트.md", "bank/identity/personality.md"
+    with watching(sample_root) as (_, log):
+        (sample_root / "bank/ops").mkdir()
+        (sample_root / new).write_text(
+            "# 배포 체크리스트\n\n- 마이그레이션을 스테이징에서 먼저 돌린다\n", encoding="utf-8"
+        )
+        log.wait(f"indexed {new}")
+        wait_for(lambda: indexed_as_on_disk(sample_root, new), "the new note in the persisted index")
+        (sample_root / gone).unlink()
+        log.wait(f"dropped {gone}")
+        wait_for(lambda: gone not in persisted(sample_root).files, "the deleted note gone from the index")
+        assert log.actions() == [f"indexed {new}", f"dropped {gone}"]
+
+
+def test_a_renamed_folder_is_dropped_and_indexed_under_its_new_name(sample_root: Path) -> None:
+    with watching(sample_root) as (_, log):
+        (sample_root / "bank/technical").rename(sample_root / "bank/기술")
+        expected = {
+            "dropped bank/technical/cron-design.md",
+            "dropped bank/technical/heartbeat-reflect.md",
+            "indexed bank/기술/cron-design.md",
+            "indexed bank/기술/heartbeat-reflect.md",
+        }
+        wait_for(lambda: expected <= set(log.lines), f"{expected}; got {log.lines}")
+        files = persisted(sample_root).files
+        assert "bank/기술/cron-design.md" in files and "bank/technical/cron-design.md" not in files
+        assert sorted(log.actions()) == sorted(expected)
+
+
+def test_a_folder_moved_in_from_outside_is_indexed(sample_root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "incoming"
+    outside.mkdir()
+    (outside / "a.md").write_text("# 들어온 노트\n\n밖에서 옮겨 온 노트\n", encoding="utf-8")
+    with watching(sample_root) as (_, log):
+        shutil.move(str(outside), str(sample_root / "bank/incoming"))
+        log.wait("indexed bank/incoming/a.md")
+        assert "bank/incoming/a.md" in persisted(sample_root).files
+
+
+def test_a_note_grown_past_the_limit_is_split(sample_root: Path) -> None:
+    rel = "bank/technical/cron-design.md"
+    note = sample_root / rel
+    with watching(sample_root) as (_, log):
+        grow(note)
+        line = log.wait_prefix(f"split {rel} into ")
+        assert note.stat().st_size <= 10_240
+        tree = treemod.load(sample_root)
+        kids = tree.by_id["technical/cron-design"].children
+        assert kids and line == f"split {rel} into {len(kids)} notes"
+        wait_for(
+            lambda: all(tree.by_id[k].path in persisted(sample_root).files for k in kids),
+            "the children in the persisted index",
+        )
+        # its own writes (children, parent, tree-index.json) are not reported as edits
+        sentinel = "bank/project/decisions.md"
+        bump(sample_root / sentinel, (sample_root / sentinel).read_text(encoding="utf-8") + "\n- 센티널\n")
+        log.wait(f"re-indexed {sentinel}")
+        assert log.actions() == [f"re-indexed {rel}", line, f"re-indexed {sentinel}"]
+
+
+def test_without_split_a_grown_note_is_only_re_indexed(sample_root: Path) -> None:
+    rel = "bank/technical/cron-design.md"
+    note = sample_root / rel
+    with watching(sample_root, split=False) as (_, log):
+        grow(note)
+        log.wait(f"re-indexed {rel}")
+        sentinel = "bank/project/decisions.md"  # a later action: the first one is over by then
+        bump(sample_root / sentinel, (sample_root / sentinel).read_text(encoding="utf-8") + "\n- 센티널\n")
+        log.wait(f"re-indexed {sentinel}")
+        assert log.actions() == [f"re-indexed {rel}", f"re-indexed {sentinel}"]
+    assert note.stat().st_size > 10_240 and not (sample_root / "bank/technical/cron-design").exists()
+
+
+def test_editor_temp_files_and_git_produce_no_action(sample_root: Path) -> None:
+    with watching(sample_root) as (_, log):
+        bank = sample_root / "bank/project"
+        for name in (".rules.md.swp", "rules.md~", ".#rules.md", "rules.md.tmp", "4913"):
+            (bank / name).write_text("임시 파일\n", encoding="utf-8")
+        (sample_root / ".git/objects").mkdir(parents=True)
+        (sample_root / ".git/objects/ab.md").write_text("# git 내부\n", encoding="utf-8")
+        (sample_root / ".git/COMMIT_EDITMSG").write_text("메모 추가\n", encoding="utf-8")
+        (sample_root / "README.md").write_text("# 루트 밖 문서\n", encoding="utf-8")
+        for name in (".rules.md.swp", "rules.md~", ".#rules.md", "rules.md.tmp", "4913"):
+            (bank / name).unlink()
+        sentinel = "bank/project/decisions.md"
+        bump(sample_root / sentinel, (sample_root / sentinel).read_text(encoding="utf-8") + "\n- 센티널\n")
+        log.wait(f"re-indexed {sentinel}")
+        assert log.actions() == [f"re-indexed {sentinel}"]
+        assert not any(ln.startswith(("warning:", "error:")) for ln in log.lines), log.lines
+
+
+def test_an_editor_save_by_rename_is_one_re_index(sample_root: Path) -> None:
+    """vim and many editors write a temp file and rename it over the note."""
+    rel = "bank/identity/values.md"
+    note = sample_root / rel
+    with watching(sample_root) as (_, log):
+        tmp = note.with_name(".values.md.tmp")
+        tmp.write_text(note.read_text(encoding="utf-8") + "\n- 새 원칙: 한국어 노트는 NFC로 저장한다\n", "utf-8")
+        os.replace(tmp, note)
+        log.wait(f"re-indexed {rel}")
+        wait_for(lambda: indexed_as_on_disk(sample_root, rel), "the saved note in the persisted index")
+        assert log.actions() == [f"re-indexed {rel}"]
+
+
+def test_an_error_is_logged_and_the_watcher_keeps_going(sample_root: Path) -> None:
+    tree_file = sample_root / "tree-index.json"
+    good = tree_file.read_bytes()
+    with watching(sample_root) as (watcher, log):
+        tree_file.write_text('{"version": 1, "nodes": [', encoding="utf-8")
+        grow(sample_root / "bank/technical/cron-design.md")  # the split needs the tree: it fails
+        log.wait_prefix("error: ")
+        tree_file.write_bytes(good)
+        rel = "bank/project/rules.md"
+        bump(sample_root / rel, (sample_root / rel).read_text(encoding="utf-8") + "\n- 다시 살아남\n")
+        log.wait(f"re-indexed {rel}")
+        assert watcher.actions >= 2
+    assert len([ln for ln in log.lines if ln.startswith("error: ")]) >= 1
+
+
+def test_the_heartbeat_says_alive_while_running_and_not_after_stop(sample_root: Path) -> None:
+    beat_file = sample_root / ".memtree" / HEARTBEAT_FILE
+    assert MemTree(sample_root).status().watcher is None
+    with watching(sample_root):
+        assert beat_file.exists()
+        beat = MemTree(sample_root).status().watcher
+        assert beat is not None and beat["alive"] is True and beat["running"] is True
+        assert beat["pid"] == os.getpid()
+        doc = json.loads(CliRunner().invoke(app, ["status", "--root", str(sample_root), "--json"]).stdout)
+        assert doc["watcher"]["alive"] is True and doc["open_conflicts"] == 0
+    after = MemTree(sample_root).status().watcher
+    assert after is not None and after["alive"] is False and after["running"] is False
+    doc = json.loads(CliRunner().invoke(app, ["status", "--root", str(sample_root), "--json"]).stdout)
+    assert doc["watcher"]["alive"] is False
+
+
+def test_a_heartbeat_of_a_dead_process_is_not_alive(sample_root: Path) -> None:
+    state = sample_root / ".memtree"
+    state.mkdir(exist_ok=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    beat = {"pid": int(dead.stdout), "started": "2026-11-29T09:00:00+09:00", "time": time.time(), "running": True}
+    (state / HEARTBEAT_FILE).write_text(json.dumps(beat | {"actions": 0}), encoding="utf-8")
+    assert MemTree(sample_root).status().watcher["alive"] is False
+    stale = beat | {"pid": os.getpid(), "time": time.time() - 3600, "actions": 0}
+    (state / HEARTBEAT_FILE).write_text(json.dumps(stale), encoding="utf-8")
+    assert MemTree(sample_root).status().watcher["alive"] is False
+
+
+# --- `memtree watch` -----------------------------------------------------------------------------
+
+
+def test_the_watch_command_stops_cleanly_on_sigint(sample_root: Path) -> None:
+    command = [sys.executable, "-m", "memtree", "watch", "--root", str(sample_root)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8") as proc:
+        lines: queue.Queue[str] = queue.Queue()
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.put(line.rstrip("\n"))
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        seen: list[str] = []
+        try:
+            end = time.monotonic() + 20
+            while not any(" watching " in ln for ln in seen):
+                assert time.monotonic() < end and proc.poll() is None, (seen, proc.poll())
+                with contextlib.suppress(queue.Empty):
+                    seen.append(lines.get(timeout=0.1))
+            wait_for(lambda: (sample_root / ".memtree" / HEARTBEAT_FILE).exists(), "the watch command's heartbeat")
+            beat = MemTree(sample_root).status().watcher
+            assert beat is not None and beat["alive"] is True and beat["pid"] == proc.pid
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        reader.join(timeout=5)  # the pipe closes when the process ends
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
+    while not lines.empty():
+        seen.append(lines.get())
+    assert proc.returncode == 0, (seen, stderr)
+    assert seen[-1].endswith(" stopped"), seen
+    assert "Traceback" not in stderr, stderr
+    assert MemTree(sample_root).status().watcher["alive"] is False
