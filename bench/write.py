@@ -41,7 +41,7 @@ import string
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -189,7 +189,7 @@ class Attribution:
     """
 
     def __init__(self) -> None:
-        self.totals: Counter[str] = Counter()
+        self.totals: defaultdict[str, float] = defaultdict(float)
         self._stack: list[list[Any]] = []
         self._undo: list[tuple[Any, str, Any, bool]] = []
 
@@ -226,9 +226,9 @@ class Attribution:
                 delattr(owner, attr)  # a method wrapped on the instance: the class's shows through again
         self._undo.clear()
 
-    def take(self) -> Counter[str]:
+    def take(self) -> defaultdict[str, float]:
         """The totals so far, and start again."""
-        out, self.totals = self.totals, Counter()
+        out, self.totals = self.totals, defaultdict(float)
         return out
 
 
@@ -355,7 +355,7 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
     notes_before, _ = tree_figures(out)
     progress(f"{adds} adds per mode ({', '.join(MODES)}), interleaved")
     records: list[AddRecord] = []
-    spent: dict[str, Counter[str]] = {m: Counter() for m in MODES}
+    spent: dict[str, defaultdict[str, float]] = {m: defaultdict(float) for m in MODES}
     attribution = Attribution()
     attribute_add(mt, attribution)
     for _ in range(adds):
@@ -368,7 +368,8 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
             dt = time.perf_counter() - t0
             parts = attribution.take()
             parts["other"] = dt - sum(parts.values())
-            spent[mode].update(parts)
+            for step, seconds in parts.items():
+                spent[mode][step] += seconds
             records.append(
                 AddRecord(
                     mode,
@@ -411,7 +412,7 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
     notes_after, _ = tree_figures(out)
 
     print(f"\n## 2. `add` in-process ({adds} per mode, interleaved; target ≤ {TARGET_ADD_MS:g} ms)\n")
-    rows = []
+    rows: list[list[Any]] = []
     per_mode: dict[str, Any] = {}
     for mode in MODES:
         rs = [r for r in records if r.mode == mode]
@@ -492,9 +493,10 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
 
     print("\nWhere the time of the adds went, mean ms per add (each step without the steps inside it):\n")
     rows = []
-    all_spent: Counter[str] = Counter()
+    all_spent: defaultdict[str, float] = defaultdict(float)
     for mode in MODES:
-        all_spent.update(spent[mode])
+        for step, seconds in spent[mode].items():
+            all_spent[step] += seconds
     total_s = sum(all_spent.values()) or 1.0
     for key, label in ADD_STEPS:
         rows.append(
@@ -543,6 +545,14 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
 
     MemTree = import_memtree()
     log: list[str] = []
+    crashed: list[str] = []  # exceptions that ended another thread (watchdog's observer) while watching
+    previous_hook = threading.excepthook
+
+    def on_thread_error(info: Any) -> None:
+        crashed.append(f"{info.thread.name if info.thread else '?'}: {info.exc_type.__name__}: {info.exc_value}")
+        previous_hook(info)
+
+    threading.excepthook = on_thread_error
     watcher = Watcher(MemTree(out), log.append)
     thread = threading.Thread(target=watcher.run, name="memtree-watch", daemon=True)
     progress("starting the watcher")
@@ -564,6 +574,9 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
     reload_s: list[float] = []
     missed = 0
     for _ in range(edits):
+        if crashed and not found_s:
+            missed += 1  # a dead observer sees nothing more: do not wait out every edit
+            continue
         token = "wprobe" + "".join(rng.choices(string.ascii_lowercase, k=8))
         note = rng.choice(notes)
         seen = read_version(version_file)
@@ -593,6 +606,7 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
         time.sleep(EDIT_GAP_S)
     watcher.stop()
     thread.join(timeout=10)
+    threading.excepthook = previous_hook
     stopped = not thread.is_alive() and log[-1:] == ["stopped"]
     errors = [line for line in log if line.startswith(("error", "warning"))]
 
@@ -636,6 +650,10 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
         f" {watcher.actions} actions logged, {len(errors)} errors/warnings,"
         f" stopped cleanly: {'yes' if stopped else 'no'}."
     )
+    if missed:
+        print(f"\n**{missed} of {edits} edits were not found within {EDIT_TIMEOUT_S:g} s.**")
+    for line in crashed:
+        print(f"\n**A thread died while watching: {line}** (the watcher's log said nothing of it).")
     print(
         f"\nWithout a watcher, a new `memtree search` process (it stats every note) found an edit made just before it:"
         f" {'yes' if cli_found else 'no'}, in {cli_s * 1000:.0f} ms wall."
@@ -650,6 +668,8 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
         "watcher_actions": watcher.actions,
         "watcher_errors": errors,
         "stopped": stopped,
+        "thread_errors": crashed,
+        "missed": missed,
         "cli_ms": cli_s * 1000,
         "cli_found": cli_found,
     }
