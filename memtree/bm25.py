@@ -222,7 +222,12 @@ class Scored:
                     first = seg.first_doc(f)
                     if first is not None and seg.live[first]:
                         candidates.append((tree_weight * rt.score, -si, -first))
-        return [(kw, -nsi, -nd) for kw, nsi, nd in heapq.nlargest(k, candidates)], top_bm
+        best = heapq.nlargest(k, candidates)
+        if not best:
+            return [], top_bm
+        floor = best[-1][0]  # every chunk tied with the k-th competes for its place, fairly
+        tied = [(kw, -nsi, -nd) for kw, nsi, nd in candidates if kw >= floor]
+        return in_order(self.segments, tied)[:k], top_bm
 
 
 def score(
@@ -273,7 +278,7 @@ def score(
     return Scored(scores, stats, matches, partial, segments, evidence)
 
 
-def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str]]]]]) -> Segment:
+def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] | dict[str, int]]]]]) -> Segment:
     """Build a segment from ``(path, [(start line, end line, terms), ...])`` per note.
 
     Postings are collected per term, already in chunk order, then laid out as CSR.
@@ -285,15 +290,15 @@ def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str]]
     for path, chunks in notes:
         fi = len(files)
         files.append(path)
-        file_len.append(sum(len(terms) for _, _, terms in chunks))
+        file_len.append(sum(_length(terms) for _, _, terms in chunks))
         file_start.append(file_start[-1] + len(chunks))
         for start, end, terms in chunks:
             d = len(doc_len)
-            doc_len.append(len(terms))
+            doc_len.append(_length(terms))
             doc_file.append(fi)
             doc_start.append(start)
             doc_end.append(end)
-            for t, tf in Counter(terms).items():
+            for t, tf in (terms if isinstance(terms, dict) else Counter(terms)).items():
                 p = postings.get(t)
                 if p is None:
                     p = postings[t] = (array("i"), array("H"))
@@ -309,3 +314,37 @@ def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str]]
     return Segment(
         terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
     )
+
+
+def _length(terms: list[str] | dict[str, int]) -> int:
+    return sum(terms.values()) if isinstance(terms, dict) else len(terms)
+
+
+def merge_segments(segments: Sequence[Segment]) -> Segment:
+    """One segment holding the live notes of ``segments``, rebuilt from their postings."""
+    notes: list[tuple[str, list[tuple[int, int, list[str] | dict[str, int]]]]] = []
+    for seg in segments:
+        counts: list[dict[str, int]] = [{} for _ in range(len(seg.doc_len))]
+        offsets, post_doc, post_tf, live = seg.offsets, seg.post_doc, seg.post_tf, seg.live
+        for ti, term in enumerate(seg.terms):
+            for j in range(offsets[ti], offsets[ti + 1]):
+                d = post_doc[j]
+                if live[d]:
+                    counts[d][term] = post_tf[j]
+        for f, path in enumerate(seg.files):
+            if f in seg.dead_files:
+                continue
+            docs = range(seg.file_start[f], seg.file_start[f + 1])
+            notes.append((path, [(seg.doc_start[d], seg.doc_end[d], counts[d]) for d in docs]))
+    return build_segment(notes)
+
+
+def in_order(segments: Sequence[Segment], ranked: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    """(score, segment, chunk) best first; ties by path and line, so results never depend on how
+    the index happens to be cut into segments."""
+
+    def key(c: tuple[float, int, int]) -> tuple[float, str, int]:
+        seg = segments[c[1]]
+        return (-c[0], seg.files[seg.doc_file[c[2]]], seg.doc_start[c[2]])
+
+    return sorted(ranked, key=key)

@@ -16,7 +16,7 @@ from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import text
-from .bm25 import Segment, TermStats, idf
+from .bm25 import Segment, TermStats, idf, in_order
 
 if TYPE_CHECKING:
     from .routing import Route
@@ -207,11 +207,11 @@ class DenseScored:
                     docs = np.concatenate([docs, np.array(extra, dtype=docs.dtype)])
                     keyword = np.concatenate([keyword, bonus[views["doc_file"][extra]]])
             if docs.size > k:
-                part = np.argpartition(-keyword, k - 1)[:k]
-                docs, keyword = docs[part], keyword[part]
+                floor = np.partition(keyword, docs.size - k)[docs.size - k]
+                keep = keyword >= floor  # the k best and every chunk tied with the k-th
+                docs, keyword = docs[keep], keyword[keep]
             best += [(float(kw), si, int(d)) for kw, d in zip(keyword.tolist(), docs.tolist())]
-        best.sort(key=lambda c: (-c[0], c[1], c[2]))
-        return best[:k], top_bm
+        return in_order(self.segments, best)[:k], top_bm
 
     def _text_coverage(self, si: int, docs: Any) -> Any:
         """The IDF-weighted share of the query terms each chunk's own text holds."""

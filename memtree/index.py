@@ -28,19 +28,21 @@ from typing import TYPE_CHECKING
 import orjson
 
 from . import segment_files, store, text
-from .bm25 import Segment, build_segment
+from .bm25 import Segment, build_segment, merge_segments
 from .entries import strip_meta
 
 if TYPE_CHECKING:
     from .chunks import Document
 
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 INDEX_DIR = "index"
 MANIFEST = "manifest.json"
 VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell cheaply whether to reload
 RACY_NS = 2_000_000_000
 """A note modified this recently can change again without its mtime or size moving (coarse
 timestamps), so it is re-hashed on every check until it is older (git's "racily clean" case)."""
+MAX_DELTAS = 6
+"""More delta segments than this are folded into one (from their postings: cheap, nothing re-read)."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
 
@@ -99,7 +101,7 @@ class Index:
         self.files: dict[str, FileEntry] = {}
         self.segments: dict[str, Segment] = {}
         self.base: str | None = None
-        self.delta: str | None = None
+        self.deltas: list[str] = []  # small segments of notes changed since the base, oldest first
         self.version = 0
         self.persist = True
         self.warnings: list[str] = []
@@ -125,7 +127,7 @@ class Index:
             return False
         self.files = {p: FileEntry(*v) for p, v in manifest["files"].items()}
         self.segments = segments
-        self.base, self.delta = manifest.get("base"), manifest.get("delta")
+        self.base, self.deltas = manifest.get("base"), list(manifest.get("deltas", []))
         self.version = manifest["version"]
         self.skipped = {p: tuple(v) for p, v in manifest.get("skipped", {}).items()}  # type: ignore[misc]
         self._mark_dead()
@@ -259,20 +261,20 @@ class Index:
         for p in report.removed:
             self.files.pop(p, None)
         total = sum(f.size for f in disk) or 1
-        delta_paths = {p for p, e in self.files.items() if e.segment == self.delta} | set(parsed)
-        delta_paths -= set(report.removed)
-        delta_bytes = sum(on_disk[p].size for p in delta_paths if p in on_disk)
-        if force or self.base is None or delta_bytes > DELTA_REBUILD_SHARE * total:
+        outside = {p for p, e in self.files.items() if e.segment != self.base} | set(parsed)
+        outside_bytes = sum(on_disk[p].size for p in outside if p in on_disk)
+        if force or self.base is None or outside_bytes > DELTA_REBUILD_SHARE * total:
             report.rebuilt = True
             everything = {p: parsed.get(p) for p in on_disk}
             for p, item in everything.items():
                 if item is None:
                     everything[p] = self._load(on_disk[p], report.warnings)
-            items = [it for it in everything.values() if it is not None]
-            self._install(items, as_base=True)
+            self._install([it for it in everything.values() if it is not None], as_base=True)
+        elif parsed:
+            # only the notes changed now are parsed: older deltas keep theirs, their copies go dead
+            self._install([it for it in parsed.values() if it is not None], as_base=False)
         else:
-            fresh = [parsed.get(p) or self._load(on_disk[p], report.warnings) for p in sorted(delta_paths)]
-            self._install([it for it in fresh if it is not None], as_base=False)
+            self._install([], as_base=False)  # removals only: their chunks go dead
 
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
@@ -307,33 +309,61 @@ class Index:
         return None if read is None else self._parse(f, read[0], read[1], warnings)
 
     def _install(self, items: list[_Parsed], as_base: bool) -> None:
+        """Make ``items`` live: as the new base, or as one more delta segment (none for removals)."""
+        before = set(self.segments)
         name = f"seg-{self.version + 1}"
-        segment = build_segment((it.path, it.chunks) for it in items)
-        old_base, old_delta = self.base, self.delta
+        written: list[tuple[str, Segment]] = []
         if as_base:
+            segment = build_segment((it.path, it.chunks) for it in items)
             self.files = {}
             self.segments = {name: segment}
-            self.base, self.delta = name, None
-        else:
-            self.segments = {self.base: self.segments[self.base]} if self.base in self.segments else {}
+            self.base, self.deltas = name, []
+            written.append((name, segment))
+        elif items:
+            segment = build_segment((it.path, it.chunks) for it in items)
             self.segments[name] = segment
-            self.delta = name
+            self.deltas.append(name)
+            written.append((name, segment))
         for it in items:
             self.files[it.path] = FileEntry(it.tier, it.mtime_ns, it.size, it.hash, name, len(it.chunks))
         self.version += 1
         self._mark_dead()
+        self._drop_empty_deltas()
+        if len(self.deltas) > MAX_DELTAS:
+            written.append(self._merge_deltas())
         self.term_cache.clear()
         if self.persist:
             try:
-                segment_files.write(self.dir, name, segment)
+                for seg_name, seg in written:
+                    if seg_name in self.segments:
+                        segment_files.write(self.dir, seg_name, seg)
                 self._save_manifest()
             except OSError as exc:
                 self.persist = False
                 self.warnings.append(f"cannot write {self.dir} ({exc.strerror}); the index is kept in memory only")
                 return
-            for stale in (old_base, old_delta):
-                if stale and stale not in self.segments:
-                    shutil.rmtree(self.dir / stale, ignore_errors=True)
+            for stale in before - set(self.segments):
+                shutil.rmtree(self.dir / stale, ignore_errors=True)
+
+    def _drop_empty_deltas(self) -> None:
+        for name in list(self.deltas):
+            if self.segments[name].n_live == 0:
+                self.deltas.remove(name)
+                del self.segments[name]
+
+    def _merge_deltas(self) -> tuple[str, Segment]:
+        """Fold every delta into one segment, from their postings (no note is read again)."""
+        name = f"seg-{self.version + 1}"
+        self.version += 1
+        merged = merge_segments([self.segments[n] for n in self.deltas])
+        for n in self.deltas:
+            del self.segments[n]
+        for path in merged.files:
+            self.files[path].segment = name
+        self.segments[name] = merged
+        self.deltas = [name]
+        self._mark_dead()
+        return name, merged
 
     def _save_manifest(self) -> None:
         doc = {
@@ -342,7 +372,7 @@ class Index:
             "tokenizer": text.TOKENIZER_VERSION,
             "version": self.version,
             "base": self.base,
-            "delta": self.delta,
+            "deltas": self.deltas,
             "segments": list(self.segments),
             "skipped": self.skipped,
             "files": {

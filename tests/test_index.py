@@ -11,7 +11,7 @@ import pytest
 from helpers import bump
 
 from memtree import MemTree
-from memtree.index import Index
+from memtree.index import MAX_DELTAS, Index
 
 NOTES = {
     "bank/fruit.md": "# 과일\n\n사과와 배는 가을 과일이다.\n",
@@ -94,7 +94,7 @@ def test_delta_refresh_reindexes_only_the_changed_file(root: Path) -> None:
     report = index.refresh()
     assert report.changed == ["bank/tone.md"]
     assert (report.added, report.removed, report.rebuilt) == ([], [], False)
-    assert index.delta is not None and index.files["bank/tone.md"].segment == index.delta
+    assert index.deltas and index.files["bank/tone.md"].segment == index.deltas[-1]
 
     mt = MemTree(root, refresh_interval=0)
     assert paths(mt, "존댓말") == ["bank/tone.md"]
@@ -176,3 +176,29 @@ def test_a_same_size_edit_within_one_timestamp_tick_is_seen(root: Path) -> None:
     os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert [h.path for h in mt.search("자두").hits] == ["bank/fruit.md"]
     assert mt.search("사과").rejected
+
+
+def test_many_small_edits_fold_their_deltas_and_score_like_a_full_rebuild(make_root: Callable[..., Path]) -> None:
+    # a big log keeps every edit a small delta; each refresh adds one delta segment, and past
+    # MAX_DELTAS they are folded into one from their postings
+    notes = {**NOTES, "memory/2026-11-27.md": "# 2026-11-27\n\n" + "- 로그 한 줄, 별일 없음.\n" * 400}
+    root = make_root(notes)
+    index = Index(root)
+    index.refresh()
+    for i in range(MAX_DELTAS + 3):
+        note = ("bank/fruit.md", "bank/tools.md", "bank/cron.md")[i % 3]
+        bump(root / note, f"# 메모\n\n과일 {i}번째 수정: 사과와 배, 망치와 크론 점검 {i}.\n")
+        report = index.refresh()
+        assert report.changed == [note] and not report.rebuilt
+        assert len(index.deltas) <= MAX_DELTAS
+    assert not (root / ".memtree/index").joinpath("seg-1").exists() or index.base == "seg-1"
+    reloaded = Index(root)
+    assert reloaded.load() and reloaded.deltas == index.deltas
+    mt = MemTree(root, refresh_interval=0)
+    after_edits = mt.search("과일 사과 점검")
+    full = MemTree(root, refresh_interval=0)
+    assert full.refresh(force=True).rebuilt
+    rebuilt = full.search("과일 사과 점검")
+    assert [(h.path, h.lines, h.signals) for h in after_edits.hits] == [
+        (h.path, h.lines, h.signals) for h in rebuilt.hits
+    ]
