@@ -107,24 +107,18 @@ class Watcher:
             self._last = now
 
     def run(self) -> None:
-        """Observe until stopped (Ctrl-C or ``stop()``)."""
-        from watchdog.events import FileSystemEvent, FileSystemEventHandler
-        from watchdog.observers import Observer
-
-        watcher = self
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                watcher.dispatch(event)
-
-        observer = Observer()
-        observer.schedule(Handler(), str(self.root), recursive=True)
-        observer.start()
+        """Observe until stopped (Ctrl-C or ``stop()``); a dead observer is restarted, and said so."""
+        observer = self._observe()
         self.log(f"watching {self.root} (debounce {DEBOUNCE_S:g} s)")
         self._beat(running=True)
         next_beat = time.monotonic() + HEARTBEAT_S
         try:
             while not self._stop.wait(0.05):
+                if not observer.is_alive():
+                    # Why: a watcher that dies without a word is what users of other tools hit most
+                    self.log("error: the file observer stopped; restarting it and re-indexing")
+                    observer = self._observe()
+                    self.act()
                 self._maybe_act()
                 if time.monotonic() >= next_beat:
                     self._beat(running=True)
@@ -134,6 +128,24 @@ class Watcher:
             observer.join(timeout=5)
             self._beat(running=False)
             self.log("stopped")
+
+    def _observe(self) -> Any:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        watcher = self
+
+        class Handler(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                try:
+                    watcher.dispatch(event)
+                except Exception as exc:  # never let one odd event kill the observer thread
+                    watcher.log(f"error: {type(exc).__name__}: {exc} (event on {event.src_path!r})")
+
+        observer = Observer()
+        observer.schedule(Handler(), str(self.root), recursive=True)
+        observer.start()
+        return observer
 
     def stop(self) -> None:
         """Ask ``run`` to return."""

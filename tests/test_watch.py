@@ -373,3 +373,25 @@ def test_the_watch_command_stops_cleanly_on_sigint(sample_root: Path) -> None:
     assert seen[-1].endswith(" stopped"), seen
     assert "Traceback" not in stderr, stderr
     assert MemTree(sample_root).status().watcher["alive"] is False
+
+
+def test_an_event_that_raises_is_logged_and_the_observer_lives_on(
+    sample_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = sample_root / "bank/project/rules.md"
+    real = Watcher.dispatch
+    calls = {"n": 0}
+
+    def flaky(self: Watcher, event: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("odd event")
+        real(self, event)
+
+    monkeypatch.setattr(Watcher, "dispatch", flaky)
+    with watching(sample_root) as (_, log):
+        note.write_text(note.read_text(encoding="utf-8") + "\n- 첫 번째 편집\n", encoding="utf-8")
+        log.wait_prefix("error: RuntimeError: odd event")
+        time.sleep(0.3)
+        note.write_text(note.read_text(encoding="utf-8") + "\n- 두 번째 편집 quokka\n", encoding="utf-8")
+        wait_for(lambda: indexed_as_on_disk(sample_root, "bank/project/rules.md"), "the second edit re-indexed")
