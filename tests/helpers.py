@@ -51,3 +51,25 @@ def bump(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
     mtime = max(path.stat().st_mtime_ns, before + 1_000_000_000)
     os.utime(path, ns=(mtime, mtime))
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of a root except the derived .memtree/ state, for 'nothing was written' checks."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memtree" not in p.relative_to(root).parts
+    }
+
+
+SECTION = "\n## 회고 {n}\n\n{n}번째 회고: 크론 작업이 겹친 원인과 lock 대기 시간을 정리했다.\n"
+
+
+def grown(note: Path, past: int = 10_240, section: str = SECTION) -> str:
+    """The note's text with Korean sections (``section`` formatted with n) appended past ``past`` bytes."""
+    text = note.read_text(encoding="utf-8").rstrip("\n") + "\n"
+    n = 0
+    while len(text.encode()) <= past:
+        n += 1
+        text += section.format(n=n)
+    return text

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import node
+from helpers import grown, node, snapshot
 from typer.testing import CliRunner, Result
 
 from memtree import MemTree
@@ -31,25 +31,6 @@ def check_json(root: Path, *args: str) -> tuple[int, dict]:
     result = check(root, *args, "--json")
     assert result.exit_code in (0, 1), (result.stdout, result.stderr, result.exception)
     return result.exit_code, json.loads(result.stdout)
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of a root except the derived .memtree/ state."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".memtree" not in p.relative_to(root).parts
-    }
-
-
-def grow(note: Path, past: int = 10_240) -> None:
-    """Append Korean sections until the note is over ``past`` bytes."""
-    text = note.read_text(encoding="utf-8").rstrip("\n") + "\n"
-    n = 0
-    while len(text.encode()) <= past:
-        n += 1
-        text += f"\n## 회고 {n}\n\n{n}번째 회고: 배포 전에 스테이징에서 마이그레이션을 한 번 더 돌려 본다.\n"
-    note.write_text(text, encoding="utf-8")
 
 
 def problem_lines(result: Result) -> list[str]:
@@ -301,3 +282,8 @@ def test_memtree_check_returns_problems_as_values(sample_root: Path) -> None:
 def test_ignored_editor_files_are_not_checked(sample_root: Path, name: str) -> None:
     (sample_root / name).write_text(f"# 임시\n\n{EMAIL}\n" + "가" * 5000, encoding="utf-8")
     assert check(sample_root).exit_code == 0
+
+
+def grow(note: Path, past: int = 10_240) -> None:
+    """Append Korean sections until the note is over ``past`` bytes."""
+    note.write_text(grown(note, past), encoding="utf-8")

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from helpers import grown, snapshot
 from typer.testing import CliRunner, Result
 
 from memtree import tree as treemod
@@ -26,15 +27,6 @@ EMAIL = "lee.jiwon" + "@" + "example.co.kr"
 
 def run(*args: str, stdin: str | bytes | None = None) -> Result:
     return CliRunner().invoke(app, list(args), input=stdin)
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of a root except the derived .memtree/ state, for 'nothing was written' checks."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".memtree" not in p.relative_to(root).parts
-    }
 
 
 def assert_one_line_error(result: Result, *needles: str) -> str:
@@ -466,21 +458,6 @@ def content_lines(text: str) -> set[str]:
     }
 
 
-def grow(note: Path, past: int = 10_240) -> str:
-    """Append Korean sections to a note until it is over ``past`` bytes; returns the new text."""
-    text = note.read_text(encoding="utf-8").rstrip("\n") + "\n"
-    n = 0
-    while len(text.encode()) <= past:
-        n += 1
-        text += (
-            f"\n## 추가 섹션 {n}: 배포 회고\n\n"
-            f"{n}번째 회고에서는 크론 작업이 겹친 원인과 lock 대기 시간을 정리했다. "
-            "다음 분기에는 스케줄 표를 다시 검토하고, 실패한 작업의 로그를 한곳에 모은다.\n"
-        )
-    note.write_text(text, encoding="utf-8")
-    return text
-
-
 def test_split_cuts_an_oversized_note_into_children_and_nodes(sample_root: Path) -> None:
     note = sample_root / "bank/technical/cron-design.md"
     original = grow(note)
@@ -564,3 +541,17 @@ def test_split_refusals_are_one_line_and_write_nothing(sample_root: Path, args: 
     before = snapshot(sample_root)
     assert_one_line_error(run("split", *args, "--root", str(sample_root)), needle)
     assert snapshot(sample_root) == before
+
+
+SECTION = (
+    "\n## 추가 섹션 {n}: 배포 회고\n\n"
+    "{n}번째 회고에서는 크론 작업이 겹친 원인과 lock 대기 시간을 정리했다. "
+    "다음 분기에는 스케줄 표를 다시 검토하고, 실패한 작업의 로그를 한곳에 모은다.\n"
+)
+
+
+def grow(note: Path, past: int = 10_240) -> str:
+    """Append Korean sections until the note is over ``past`` bytes; returns the new text."""
+    text = grown(note, past, SECTION)
+    note.write_text(text, encoding="utf-8")
+    return text

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers import snapshot
 
 from memtree import MemTree
 from memtree import tree as treemod
@@ -15,15 +16,6 @@ from memtree.retain import Conflict, Created, Duplicate, Merged
 
 KST = timezone(timedelta(hours=9))
 NOW = datetime(2026, 11, 29, 14, 20, tzinfo=KST)
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every tracked file of a root (not .memtree/), for 'nothing was written' checks."""
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and ".memtree" not in p.parts
-    }
 
 
 @pytest.fixture

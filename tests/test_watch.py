@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from helpers import bump
+from helpers import bump, grown
 from typer.testing import CliRunner
 
 from memtree import MemTree
@@ -104,15 +104,6 @@ def indexed_as_on_disk(root: Path, rel: str) -> bool:
     entry = persisted(root).files.get(rel)
     st = (root / rel).stat()
     return entry is not None and (entry.mtime_ns, entry.size) == (st.st_mtime_ns, st.st_size)
-
-
-def grow(note: Path, past: int = 10_240) -> None:
-    text = note.read_text(encoding="utf-8").rstrip("\n") + "\n"
-    n = 0
-    while len(text.encode()) <= past:
-        n += 1
-        text += f"\n## 회고 {n}\n\n{n}번째 회고: 크론 작업이 겹친 원인과 lock 대기 시간을 정리했다.\n"
-    bump(note, text)
 
 
 # --- relevant() ----------------------------------------------------------------------------------
@@ -395,3 +386,8 @@ def test_an_event_that_raises_is_logged_and_the_observer_lives_on(
         time.sleep(0.3)
         note.write_text(note.read_text(encoding="utf-8") + "\n- 두 번째 편집 quokka\n", encoding="utf-8")
         wait_for(lambda: indexed_as_on_disk(sample_root, "bank/project/rules.md"), "the second edit re-indexed")
+
+
+def grow(note: Path, past: int = 10_240) -> None:
+    """Append Korean sections until the note is over ``past`` bytes."""
+    bump(note, grown(note, past))
