@@ -24,6 +24,7 @@ from .search import SearchResult, run
 if TYPE_CHECKING:
     from .check import Problem
     from .conflicts import OpenConflict
+    from .context import Context
     from .journal import Logged
     from .retain import Decision
     from .split import SplitResult
@@ -308,6 +309,14 @@ class MemTree:
         settled = conflicts.resolve(self.root, conflict_id, keep)
         self.refresh()
         return settled
+
+    def context(self, query: str, budget: int = 2000, k: int = 10, tier: str = "default") -> Context:
+        """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
+        from .context import render
+
+        if budget < 1:
+            raise QueryError("the token budget must be at least 1")
+        return render(self.search(query, k=k, tier=tier), budget)
 
     def get(self, ref: str) -> Note:
         """A note by node id or root-relative path."""

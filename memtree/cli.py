@@ -281,6 +281,34 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None) -> None:
 
 
 @app.command()
+def context(
+    query: Annotated[str, typer.Argument(help="What the agent is about to answer.")],
+    root: RootOption = None,
+    budget: Annotated[int, typer.Option("--budget", help="Token budget of the block (CJK-aware).")] = 2000,
+    k: Annotated[int, typer.Option("-k", "--k", help="Chunks considered.")] = 10,
+    json: JsonOption = False,
+) -> None:
+    """Print a prompt-ready Markdown block of the best notes for QUERY; never fails a chat (exit 0)."""
+    try:
+        ctx = _open(root).context(query, budget=budget, k=k)
+    except Exception as exc:  # whatever went wrong, the chat goes on without memory
+        sys.stderr.write(f"memtree: warning: no memory context ({exc})\n")
+        raise typer.Exit(0) from None
+    if json:
+        _dump(
+            {
+                "markdown": ctx.markdown,
+                "sources": list(ctx.sources),
+                "tokens": ctx.tokens,
+                "budget": ctx.budget,
+                "left_out": ctx.left_out,
+            }
+        )
+    else:
+        sys.stdout.write(ctx.markdown)
+
+
+@app.command()
 @_errors
 def get(
     ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md).")],
