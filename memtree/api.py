@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .conflicts import OpenConflict
     from .context import Context
     from .journal import Logged
+    from .reflect import DistillReport
     from .retain import Decision
     from .split import SplitResult
     from .status import Status
@@ -255,11 +256,12 @@ class MemTree:
         scope: str = "global",
         dry_run: bool = False,
         now: datetime | None = None,
+        origin: str | None = None,
     ) -> Decision:
         """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
         from . import retain
 
-        req = retain.Request(text, tag, to, tuple(tags), kind, source, scope)
+        req = retain.Request(text, tag, to, tuple(tags), kind, source, scope, origin)
         retain.check_request(req, self.settings)
         tree = self._parsed_tree()  # parsed and validated; a missing target file is simply created
         self._fresh()
@@ -309,6 +311,15 @@ class MemTree:
         settled = conflicts.resolve(self.root, conflict_id, keep)
         self.refresh()
         return settled
+
+    def distill(
+        self, files: list[str] | None = None, since: date | None = None, dry_run: bool = False
+    ) -> DistillReport:
+        """Find knowledge in memory/ logs with the rule detectors and write it through `add`."""
+        from .reflect import run
+
+        cfg = self.settings.distill
+        return run(self, files, since, dry_run, cfg.min_score, cfg.max_writes, cfg.llm_command or None)
 
     def context(self, query: str, budget: int = 2000, k: int = 10, tier: str = "default") -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""

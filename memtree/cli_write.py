@@ -220,3 +220,53 @@ def watch(
     watcher = Watcher(_open(root), log, split=not no_split)
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends; run() stops the observer
         watcher.run()
+
+
+@app.command()
+@_errors
+def distill(
+    files: Annotated[list[str] | None, typer.Argument(help="Logs to read (default: every memory/ log).")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only logs dated on or after YYYY-MM-DD.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Detect and decide; write nothing.")] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Find knowledge in memory/ logs (error→fix, retry→success, config change, first use, chores) and add it."""
+    from datetime import date
+
+    try:
+        day = date.fromisoformat(since) if since else None
+    except ValueError:
+        raise _fail(f"error: --since {since!r} is not a date (YYYY-MM-DD)") from None
+    report = _open(root).distill(files or None, day, dry_run)
+    for notice in report.notices:
+        sys.stderr.write(f"memtree: {notice}\n")
+    if json:
+        _dump(
+            {
+                "written": report.written,
+                "notices": list(report.notices),
+                "proposals": [
+                    {
+                        "provenance": p.provenance,
+                        "outcome": p.outcome,
+                        "rule": p.candidate.rule,
+                        "score": p.candidate.score,
+                        "section": p.candidate.section,
+                        "type": p.candidate.type,
+                        "text": p.candidate.text,
+                        "path": getattr(p.decision, "path", None),
+                    }
+                    for p in report.proposals
+                ],
+            }
+        )
+        return
+    for p in report.proposals:
+        where = f" → {p.decision.path}" if p.decision is not None else ""
+        print(
+            f"{p.outcome:<11} {p.candidate.score:>3}  {p.candidate.rule:<14} {p.provenance}{where}: {p.candidate.text}"
+        )
+    print(
+        f"{report.written} entr{'y' if report.written == 1 else 'ies'} written from {len(report.proposals)} candidates"
+    )

@@ -27,6 +27,8 @@ SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
 """A long-lived MemTree re-checks files on disk at most this often; every CLI call checks."""
 SPLIT_MAX_BYTES = 10_240
+DISTILL_MIN_SCORE = 30
+DISTILL_MAX_WRITES = 20
 MERGE_THRESHOLD = 0.8
 CONFLICT_THRESHOLD = 0.5
 MERGE_STRATEGY = "keep_best"
@@ -78,6 +80,15 @@ class RetainSettings:
 
 
 @dataclass(frozen=True)
+class DistillSettings:
+    """distill.* keys: how logs become bank entries."""
+
+    min_score: int = DISTILL_MIN_SCORE
+    max_writes: int = DISTILL_MAX_WRITES
+    llm_command: str = ""  # a command that reads candidates as JSON on stdin and prints them rescored
+
+
+@dataclass(frozen=True)
 class TagRoute:
     """One TAG_ROUTING row: a tag's keywords and the node its entries go to."""
 
@@ -95,11 +106,18 @@ class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     split: SplitSettings = field(default_factory=SplitSettings)
     retain: RetainSettings = field(default_factory=RetainSettings)
+    distill: DistillSettings = field(default_factory=DistillSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
 
 
-_SECTIONS = {"search": SearchSettings, "split": SplitSettings, "retain": RetainSettings}
+_SECTIONS = {
+    "search": SearchSettings,
+    "split": SplitSettings,
+    "retain": RetainSettings,
+    "distill": DistillSettings,
+}
+_STRINGS = {("distill", "llm_command")}
 _CHOICES = {("retain", "merge_strategy"): ("keep_best", "merge_content")}
 
 
@@ -138,6 +156,11 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
         for key, value in values.items():
             if key not in known:
                 continue  # keys of features this version does not have yet are ignored
+            if (section, key) in _STRINGS:
+                if value is not None and not isinstance(value, str):
+                    raise ConfigError(f"{source}: {section}.{key} must be a string, got {value!r}")
+                changes[key] = value or ""
+                continue
             choices = _CHOICES.get((section, key))
             if choices is not None:
                 if value not in choices:

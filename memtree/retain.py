@@ -52,6 +52,7 @@ class Request:
     kind: str = "fact"
     source: str = "manual"
     scope: str = "global"
+    origin: str | None = None  # where auto-extracted text came from, e.g. memory/2026-11-27.md:5-6
 
 
 @dataclass(frozen=True)
@@ -302,6 +303,7 @@ def retain(
             kind=req.kind,
             source=req.source,
             scope="" if req.scope == "global" else req.scope,
+            extra={"from": req.origin} if req.origin else {},
         )
         merge_at = settings.retain.merge_threshold
         conflict_at = settings.retain.conflict_threshold
