@@ -49,7 +49,9 @@ _FIX_STRONG = re.compile(
     _I,
 )
 _FIX_WEAK = re.compile(
-    r"→|->|알고 ?보니|원인(?:은|이|:)|때문|\b(?:turned out|caused by|because|the (?:root )?cause|the (?:fix|problem|issue) (?:was|is))\b", _I
+    r"→|->|알고 ?보니|원인(?:은|이|:)|때문|"
+    r"\b(?:turned out|caused by|because|the (?:root )?cause|the (?:fix|problem|issue) (?:was|is))\b",
+    _I,
 )
 _OPEN = re.compile(
     r"아직|모르|조사 ?중|확인 ?중|찾는 ?중|내일|나중에|\b(?:investigating|no idea|not yet|unclear|unknown|tbd|todo|"
@@ -67,12 +69,14 @@ _TRY_FAIL = re.compile(
 )
 _TRY_MANY = re.compile(
     r"\S+도,? \S+도|다 안 ?(?:됐|됨|되)|(?:두|세|네|다섯|\d+) ?번(?:째)? ?(?:시도|만)에|"
-    r"\b(?:on the (?:second|third|fourth|fifth|\d+(?:nd|rd|th)) (?:try|attempt)|after (?:\d+|two|three|four|several|many) "
-    r"(?:tries|attempts)|tried .+?(?:,| and | then ).+?\b(?:finally|eventually|in the end|at last))",
+    r"\b(?:on the (?:second|third|fourth|fifth|\d+(?:nd|rd|th)) (?:try|attempt)|"
+    r"after (?:\d+|two|three|four|several|many) (?:tries|attempts)|"
+    r"tried .+?(?:,| and | then ).+?\b(?:finally|eventually|in the end|at last))",
     _I,
 )
 _TRY_OK = re.compile(
-    r"해결|성공|(?<!안)(?<!안 )(?:됐다|잘 ?됨|됨)|통과|\b(?:worked|works|succeeded|success|solved|fixed|passed|passes)\b",
+    r"해결|성공|(?<!안)(?<!안 )(?:됐다|잘 ?됨|됨)|통과|"
+    r"\b(?:worked|works|succeeded|success|solved|fixed|passed|passes)\b",
     _I,
 )
 
@@ -118,7 +122,8 @@ _CHORE_MANUAL = re.compile(
     r"수동|직접|손으로|또\s|매번|때마다|해야|\b(?:manually|by hand|again|had to|have to|every time|each time)\b", _I
 )
 _CHORE_MARK = re.compile(
-    _CHORE_MANUAL.pattern + r"|재시작|재실행|재설치|재색인|\b(?:re-?ran|re-?run|restart\w*|reinstall\w*|reindex\w*|wiped?)\b",
+    _CHORE_MANUAL.pattern
+    + r"|재시작|재실행|재설치|재색인|\b(?:re-?ran|re-?run|restart\w*|reinstall\w*|reindex\w*|wiped?)\b",
     _I,
 )
 _ORDINALS = {"세": 3, "네": 4, "다섯": 5, "여섯": 6, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
@@ -261,8 +266,8 @@ def _is_config_change(text: str) -> bool:
             values = m.group("new") + (m.group("old") if "old" in m.groupdict() else "")
             if _CONFIG_KEY.search(m.group("key")) or (pattern is not _CONF_ARROW and _DIGIT.search(values)):
                 return True
-    m = _CONF_ENV.search(text)
-    return bool(m and (m.group("key") is None or _CONFIG_KEY.search(m.group("key"))))
+    env = _CONF_ENV.search(text)
+    return bool(env and (env.group("key") is None or _CONFIG_KEY.search(env.group("key"))))
 
 
 def _chore_groups(entries: Sequence[LogLine]) -> list[list[int]]:

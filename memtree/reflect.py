@@ -56,10 +56,11 @@ class DistillReport:
 
 
 def provenance(c: Candidate) -> str:
-    """Where a candidate came from: `path:first-last` of its log lines."""
-    path = c.source[0][0] if c.source else ""
-    lines = sorted(n for _, n in c.source)
-    return f"{path}:{lines[0]}-{lines[-1]}" if lines else path
+    """Where a candidate came from: `path:first-last` of its log lines, per log (a chore may span days)."""
+    by_path: dict[str, list[int]] = {}
+    for path, line in c.source:
+        by_path.setdefault(path, []).append(line)
+    return ",".join(f"{p}:{min(ns)}-{max(ns)}" for p, ns in sorted(by_path.items()))
 
 
 def log_files(mt: MemTree, files: Sequence[str] | None, since: date | None) -> list[str]:
@@ -132,14 +133,15 @@ def run(
 ) -> DistillReport:
     """Distill logs into the bank (see the module docstring)."""
     notices: list[str] = []
-    candidates: list[Candidate] = []
+    lines = []
     for rel in log_files(mt, files, since):
         try:
             body = store.read_note(mt.root / rel)
         except (OSError, UnicodeDecodeError) as exc:
             notices.append(f"{rel}: skipped ({exc})")
             continue
-        candidates += detect(parse_log(rel, body))
+        lines += parse_log(rel, body)
+    candidates = detect(lines)  # all logs at once: a chore repeated across days is one candidate
     if llm_command:
         candidates, failure = llm_rescore(llm_command, candidates)
         if failure:
