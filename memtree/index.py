@@ -169,6 +169,10 @@ class Index:
             with ctx:
                 if self.persist and not force and self._disk_version() != self.version:
                     self.load()  # another process refreshed while we waited for the lock
+                    if paths is not None:
+                        # Why: the notes as last indexed are those just loaded, not the ones we
+                        # had; the old list would read another writer's new notes as removed.
+                        disk = self._known_plus(paths)
                 self._apply(disk, report, force, progress)
         except OSError as exc:  # .memtree/ cannot be created or locked: read-only checkout, a file, …
             self.persist = False

@@ -57,7 +57,7 @@ def test_four_processes_adding_one_hundred_facts_each_lose_nothing(tmp_path: Pat
     assert sum(1 for c in found if c in expected) == WRITERS * ADDS  # each exactly once
     treemod.load(root)  # the tree is still valid, every node's file exists
     hits = MemTree(root, refresh_interval=0).search("w3x99").hits
-    assert hits and hits[0].path == "bank/facts.md"
+    assert hits and hits[0].path.startswith("bank/facts")  # the parent or a child it was split into
 
 
 KILLER = """
