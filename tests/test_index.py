@@ -202,3 +202,16 @@ def test_many_small_edits_fold_their_deltas_and_score_like_a_full_rebuild(make_r
     assert [(h.path, h.lines, h.signals) for h in after_edits.hits] == [
         (h.path, h.lines, h.signals) for h in rebuilt.hits
     ]
+
+
+def test_a_writers_one_note_refresh_keeps_another_writers_new_note(root: Path) -> None:
+    a, b = Index(root), Index(root)
+    a.refresh()
+    b.refresh()
+    (root / "bank/by-b.md").write_text("# b\n\n두 번째 작성자가 남긴 메모 kiwi\n", encoding="utf-8")
+    b.refresh(paths=["bank/by-b.md"])
+    (root / "bank/by-a.md").write_text("# a\n\n첫 번째 작성자가 남긴 메모 mango\n", encoding="utf-8")
+    a.refresh(paths=["bank/by-a.md"])  # a's own view predates b's note
+    persisted = Index(root)
+    assert persisted.load()
+    assert {"bank/by-a.md", "bank/by-b.md"} <= set(persisted.files)
