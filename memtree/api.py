@@ -23,7 +23,7 @@ from .search import SearchResult, run
 
 if TYPE_CHECKING:
     from .check import Problem
-    from .conflicts import OpenConflict
+    from .conflicts import Contradiction, OpenConflict
     from .context import Context
     from .journal import Logged
     from .reflect import DistillReport
@@ -303,6 +303,31 @@ class MemTree:
         from . import conflicts
 
         return sorted(conflicts.load(self.root), key=lambda c: (c.created, c.id))
+
+    def scan_conflicts(self, record: bool = False) -> list[Contradiction]:
+        """Entries that contradict each other (similar, with different numbers or a negation).
+
+        With ``record`` each pair not yet open is added to conflicts.json, to settle with resolve.
+        """
+        from . import conflicts
+
+        retain = self.settings.retain
+        found = conflicts.scan(self.root, retain.conflict_threshold, retain.merge_threshold)
+        if record and found:
+            with store.write_lock(self.root):
+                open_ = conflicts.load(self.root)
+                known = {(c.new.text, c.old.text) for c in open_} | {(c.old.text, c.new.text) for c in open_}
+                stamp = datetime.now().astimezone()
+                for i, c in enumerate(found):
+                    if (c.newer.text, c.older.text) not in known:
+                        cid = f"c-{stamp:%Y%m%d}-s{i:03d}{stamp:%H%M%S}"
+                        open_.append(
+                            conflicts.OpenConflict(
+                                cid, stamp.isoformat(timespec="seconds"), c.similarity, c.newer, c.older
+                            )
+                        )
+                conflicts.save(self.root, open_)
+        return found
 
     def resolve_conflict(self, conflict_id: str, keep: str) -> tuple[OpenConflict, str]:
         """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""

@@ -110,9 +110,20 @@ def log(
 
 @conflicts_app.callback()
 @_errors
-def conflicts(ctx: typer.Context, root: RootOption = None, json: JsonOption = False) -> None:
-    """List open conflicts: both texts, their similarity and files."""
+def conflicts(
+    ctx: typer.Context,
+    root: RootOption = None,
+    json: JsonOption = False,
+    scan: Annotated[bool, typer.Option("--scan", help="Look for entries that contradict each other.")] = False,
+    record: Annotated[
+        bool, typer.Option("--record", help="With --scan: record what is found as open conflicts.")
+    ] = False,
+) -> None:
+    """List open conflicts: both texts, their similarity and files (--scan finds contradictions)."""
     if ctx.invoked_subcommand is not None:
+        return
+    if scan:
+        _scan(root, json, record)
         return
     open_ = _open(root).conflicts()
     if json:
@@ -126,6 +137,23 @@ def conflicts(ctx: typer.Context, root: RootOption = None, json: JsonOption = Fa
         print(f"  new  {c.new.path}  {c.new.id or '(hand-written)'}: {c.new.text}")
         print(f"  old  {c.old.path}  {c.old.id or '(hand-written)'}: {c.old.text}")
     print(f"settle one with: memtree conflicts resolve ID --keep new|old|both ({len(open_)} open)")
+
+
+def _scan(root: Path | None, json: bool, record: bool) -> None:
+    found = _open(root).scan_conflicts(record=record)
+    if json:
+        _dump([asdict(c) | {"suggestion": c.suggestion} for c in found])
+        return
+    if not found:
+        print("no contradictions found")
+        return
+    for c in found:
+        print(f"similarity {c.similarity:.2f}, {c.reason}")
+        print(f"  newer  {c.newer.path}  ({c.newer_created}): {c.newer.text}")
+        print(f"  older  {c.older.path}  ({c.older_created}): {c.older.text}")
+        print(f"  → {c.suggestion}")
+    tail = "recorded in conflicts.json" if record else "record them with --scan --record"
+    print(f"{len(found)} possible contradiction(s); {tail}")
 
 
 @conflicts_app.command("resolve")
