@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import store, text
 from . import tree as treemod
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .check import Problem
     from .conflicts import Contradiction, OpenConflict
     from .context import Context
+    from .exchange import Imported
     from .journal import Logged
     from .reflect import DistillReport
     from .retain import Decision
@@ -345,6 +346,21 @@ class MemTree:
 
         cfg = self.settings.distill
         return run(self, files, since, dry_run, cfg.min_score, cfg.max_writes, cfg.llm_command or None)
+
+    def export(self, bank: str | None = None) -> dict[str, Any]:
+        """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
+        from .exchange import export
+
+        return export(self.root, bank)
+
+    def import_(self, data: bytes, dry_run: bool = False) -> Imported:
+        """Import an export document (bytes, ≤ 10 MB): validated whole, sanitized, deduplicated."""
+        from .exchange import import_, parse
+
+        result = import_(self.root, parse(data), self.settings.custom_patterns, dry_run)
+        if not dry_run and (result.written or result.nodes_added):
+            self.refresh()
+        return result
 
     def context(self, query: str, budget: int = 2000, k: int = 10, tier: str = "default") -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""

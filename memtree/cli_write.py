@@ -298,3 +298,42 @@ def distill(
     print(
         f"{report.written} entr{'y' if report.written == 1 else 'ies'} written from {len(report.proposals)} candidates"
     )
+
+
+@app.command()
+@_errors
+def export(
+    bank: Annotated[str | None, typer.Option("--bank", help="Only this bank (a top-level folder of bank/).")] = None,
+    root: RootOption = None,
+) -> None:
+    """Print every bank entry with its metadata, and the tree's nodes, as one JSON document."""
+    from .exchange import dumps
+
+    sys.stdout.buffer.write(dumps(_open(root).export(bank)))
+
+
+@app.command("import")
+@_errors
+def import_(
+    file: Annotated[str, typer.Argument(help="An export document; '-' reads stdin.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and count; write nothing.")] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Import an export document (≤ 10 MB): validated whole, sanitized, deduplicated, metadata kept."""
+    if file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise _fail(f"error: cannot read {file}: {exc.strerror}") from None
+    result = _open(root).import_(data, dry_run=dry_run)
+    if json:
+        _dump(asdict(result))
+        return
+    verb = "would write" if dry_run else "wrote"
+    print(
+        f"{verb} {result.written} entries ({result.skipped} already there) into {len(result.notes)} notes; "
+        f"{len(result.nodes_added)} nodes added" + (f"; {result.redacted} redactions" if result.redacted else "")
+    )

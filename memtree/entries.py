@@ -97,8 +97,15 @@ class Entry:
 
     @property
     def content(self) -> str:
-        """The entry's words: no list marker, no metadata."""
-        return _LIST_MARKER.sub("", self.text, count=1).strip()
+        """The entry's words: no list marker (nor the continuation lines' indent), no metadata."""
+        if not self.is_item:
+            return self.text.strip()
+        m = _LIST_MARKER.match(self.text)
+        width = m.end() if m else 0
+        first, *rest = self.text[width:].split("\n")
+        # continuation lines are indented under the item's text; that indent is layout, not content
+        body = [first, *(ln[width:] if ln[:width].isspace() else ln.lstrip() for ln in rest)]
+        return "\n".join(body).strip()
 
 
 def parse_entries(note: str) -> list[Entry]:
