@@ -218,6 +218,7 @@ class MemTree:
             read_lines,
             budget,
             vectorize,
+            tuple(f"bank/{b}/" for b in self.settings.disabled_banks),
         )
         if self._warnings:
             from dataclasses import replace

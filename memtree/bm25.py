@@ -76,12 +76,13 @@ class Segment:
             ids = self.__dict__["_file_ids"] = {p: i for i, p in enumerate(self.files)}
         return ids.get(path)
 
-    def files_in(self, tiers: frozenset[str]) -> set[int]:
-        """Indexes of this segment's files that lie in the given tiers (top-level folders)."""
+    def files_in(self, tiers: frozenset[str], skip: tuple[str, ...] = ()) -> set[int]:
+        """Indexes of this segment's files in the given tiers, except those under a ``skip`` prefix."""
         cache = self.__dict__.setdefault("_tier_files", {})
-        if tiers not in cache:
-            cache[tiers] = {i for i, p in enumerate(self.files) if p.split("/", 1)[0] in tiers}
-        return cache[tiers]
+        key = (tiers, skip)
+        if key not in cache:
+            cache[key] = {i for i, p in enumerate(self.files) if p.split("/", 1)[0] in tiers and not p.startswith(skip)}
+        return cache[key]
 
     def first_doc(self, file_id: int) -> int | None:
         """The first chunk of a file, or None for a file without chunks."""
@@ -186,13 +187,14 @@ class Scored:
         file_routes: list[dict[int, Route]],
         tree_weight: float,
         bm25_weight: float,
+        skip: tuple[str, ...] = (),
     ) -> tuple[list[tuple[float, int, int]], float]:
         """Best ``k`` chunks by ``tree_weight × tree + bm25_weight × bm25 / max bm25``, and max bm25.
 
         A routed note none of whose chunks matched a term still offers its first chunk (the
         tree's parent fallback can route to notes by category keywords alone).
         """
-        allowed = [seg.files_in(allowed_tiers) for seg in self.segments]
+        allowed = [seg.files_in(allowed_tiers, skip) for seg in self.segments]
         top_bm = 0.0
         for si, seg in enumerate(self.segments):
             doc_file, ok = seg.doc_file, allowed[si]

@@ -337,3 +337,50 @@ def import_(
         f"{verb} {result.written} entries ({result.skipped} already there) into {len(result.notes)} notes; "
         f"{len(result.nodes_added)} nodes added" + (f"; {result.redacted} redactions" if result.redacted else "")
     )
+
+
+banks_app = typer.Typer(
+    help="Banks: the top-level folders of bank/. List them, or disable/enable one for search and context.",
+    invoke_without_command=True,
+)
+app.add_typer(banks_app, name="banks")
+
+
+@banks_app.callback()
+@_errors
+def banks(ctx: typer.Context, root: RootOption = None, json: JsonOption = False) -> None:
+    """List banks: notes, entries, bytes, and whether search sees them."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from .banks import list_banks
+
+    found = list_banks(_open(root).root)
+    if json:
+        _dump([asdict(b) for b in found])
+        return
+    if not found:
+        print("no banks: bank/ has no folders")
+    for b in found:
+        state = "enabled" if b.enabled else "disabled"
+        print(f"{b.name:<24} {b.notes:>5} notes {b.entries:>6} entries {b.bytes:>10,} bytes  {state}")
+
+
+def _switch(name: str, root: Path | None, enabled: bool) -> None:
+    from .banks import set_enabled
+
+    disabled = set_enabled(_open(root).root, name, enabled)
+    print(f"bank {name} {'enabled' if enabled else 'disabled'}; disabled banks: {', '.join(disabled) or 'none'}")
+
+
+@banks_app.command("disable")
+@_errors
+def disable(name: Annotated[str, typer.Argument(help="The bank to leave out.")], root: RootOption = None) -> None:
+    """Leave a bank out of search and context (written to memtree.yaml)."""
+    _switch(name, root, False)
+
+
+@banks_app.command("enable")
+@_errors
+def enable(name: Annotated[str, typer.Argument(help="The bank to search again.")], root: RootOption = None) -> None:
+    """Search a disabled bank again (written to memtree.yaml)."""
+    _switch(name, root, True)

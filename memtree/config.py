@@ -108,6 +108,7 @@ class Settings:
     retain: RetainSettings = field(default_factory=RetainSettings)
     distill: DistillSettings = field(default_factory=DistillSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
+    disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
 
 
@@ -177,6 +178,11 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
         raise ConfigError(f"{source}: privacy.custom_patterns must be a list of regexes")
     # a broken pattern is not an error here: the sanitizer reports it once and skips it
     settings = replace(settings, custom_patterns=tuple(patterns))
+    banks = data.get("banks") or {}
+    disabled = banks.get("disabled") or [] if isinstance(banks, dict) else None
+    if not isinstance(disabled, list) or not all(isinstance(b, str) and b and "/" not in b for b in disabled):
+        raise ConfigError(f"{source}: banks.disabled must be a list of bank names (top-level folders of bank/)")
+    settings = replace(settings, disabled_banks=tuple(disabled))
     if "routing" in data:
         settings = replace(settings, routing=_routing(data["routing"], source))
     return settings

@@ -167,6 +167,7 @@ class DenseScored:
         file_routes: list[dict[int, Route]],
         tree_weight: float,
         bm25_weight: float,
+        skip: tuple[str, ...] = (),
     ) -> tuple[list[tuple[float, int, int]], float]:
         """Best ``k`` chunks by ``tree_weight × tree + bm25_weight × bm25 / max bm25``, and max bm25."""
         import numpy as np
@@ -175,7 +176,7 @@ class DenseScored:
         top_bm = 0.0
         for si in range(len(self.segments)):
             docs, scores = self._scored[si]
-            ok = self._tier_mask(si, allowed_tiers)[docs] if docs.size else np.zeros(0, dtype=bool)
+            ok = self._tier_mask(si, allowed_tiers, skip)[docs] if docs.size else np.zeros(0, dtype=bool)
             docs, scores = docs[ok], scores[ok]
             per_seg.append((docs, scores))
             if scores.size:
@@ -200,7 +201,7 @@ class DenseScored:
                 files = list(routes)
                 lo = np.searchsorted(docs, [starts[f] for f in files])  # candidates are sorted by chunk
                 hi = np.searchsorted(docs, [starts[f + 1] for f in files])
-                mask = self._tier_mask(si, allowed_tiers)
+                mask = self._tier_mask(si, allowed_tiers, skip)
                 extra = [starts[f] for f, a, b in zip(files, lo.tolist(), hi.tolist()) if a == b]
                 extra = [d for d in extra if d < len(seg.doc_file) and mask[d]]
                 if extra:
@@ -225,17 +226,17 @@ class DenseScored:
             cov += st.idf * strength
         return cov / total
 
-    def _tier_mask(self, si: int, tiers: frozenset[str]) -> Any:
+    def _tier_mask(self, si: int, tiers: frozenset[str], skip: tuple[str, ...] = ()) -> Any:
         import numpy as np
 
         seg = self.segments[si]
         views = _views(seg)
-        mask = views["tiers"].get(tiers)
+        mask = views["tiers"].get((tiers, skip))
         if mask is None:
             files = np.zeros(len(seg.files), dtype=bool)
-            files[sorted(seg.files_in(tiers))] = True
+            files[sorted(seg.files_in(tiers, skip))] = True
             mask = files[views["doc_file"]] & views["live"]
-            views["tiers"][tiers] = mask
+            views["tiers"][(tiers, skip)] = mask
         return mask
 
 

@@ -77,6 +77,7 @@ def run(
     read_lines: Callable[[str], list[str]],
     budget: int | None = None,
     vectorize: bool = True,
+    skip: tuple[str, ...] = (),
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
 
@@ -104,7 +105,7 @@ def run(
             if fi is not None and fi not in seg.dead_files:
                 by_file[fi] = rt
         file_routes.append(by_file)
-    top, top_bm = scored.top(k, frozenset(tiers), file_routes, tw, bw)
+    top, top_bm = scored.top(k, frozenset(tiers), file_routes, tw, bw, skip)
     total_idf = sum(idfs) or 1.0
     ranked = []
     table = scored.strengths([(si, d) for _, si, d in top])
@@ -196,8 +197,8 @@ def _reason(stats: Sequence[bm25.TermStats], best: float, threshold: float, had_
     if not had_candidates:
         found = ", ".join(st.term for st in stats if st.df)
         return (
-            f"no confident match: {found} occur only in tiers not searched "
-            "(memory/ is searched with --tier memory or --tier all)"
+            f"no confident match: {found} occur only in notes not searched "
+            "(memory/ needs --tier memory or --tier all; disabled banks are left out)"
         )
     tail = f"; not in memory: {', '.join(missing)}" if missing else ""
     return f"no confident match: the best chunk covers {best:.0%} of the query (needs {threshold:.0%}){tail}"
