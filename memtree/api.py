@@ -8,9 +8,8 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import store, text
 from . import tree as treemod
@@ -20,16 +19,10 @@ from .index import Index, Report
 from .root import find_root
 from .routing import KeywordIndex
 from .search import SearchResult, run
+from .writing import Writing
 
 if TYPE_CHECKING:
-    from .check import Problem
-    from .conflicts import Contradiction, OpenConflict
     from .context import Context
-    from .exchange import Imported
-    from .journal import Logged
-    from .reflect import DistillReport
-    from .retain import Decision
-    from .split import SplitResult
     from .status import Status
 
 TIER_CHOICES = {
@@ -40,8 +33,6 @@ TIER_CHOICES = {
     "all": ("recall", "bank", "memory"),
 }
 QUERY_CACHE_SIZE = 512
-SPLIT_MIN_BYTES = 256
-"""Smaller limits would cut notes into shreds of a line or two."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +57,7 @@ class Note:
     keywords: tuple[str, ...] = ()
 
 
-class MemTree:
+class MemTree(Writing):
     """A memory root: search it, fetch notes, keep its index and tree in step."""
 
     def __init__(
@@ -246,123 +237,6 @@ class MemTree:
                 store.atomic_write(cache, orjson.dumps(built.to_json()), durable=False)
         return built
 
-    def add(
-        self,
-        text: str,
-        *,
-        tag: str | None = None,
-        to: str | None = None,
-        tags: tuple[str, ...] = (),
-        kind: str = "fact",
-        source: str = "manual",
-        scope: str = "global",
-        dry_run: bool = False,
-        now: datetime | None = None,
-        origin: str | None = None,
-    ) -> Decision:
-        """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
-        from . import retain
-
-        req = retain.Request(text, tag, to, tuple(tags), kind, source, scope, origin)
-        retain.check_request(req, self.settings)
-        tree = self._parsed_tree()  # parsed and validated; a missing target file is simply created
-        self._fresh()
-        routes = {} if req.to is not None or req.tag is not None else self._route_scores(req.text)
-        moment = now or datetime.now().astimezone()
-        decision = retain.retain(self.root, req, tree, routes, self.settings, moment, dry_run)
-        if not dry_run and not isinstance(decision, retain.Duplicate):
-            note = self.root / decision.path
-            if note.stat().st_size > self.settings.split.max_bytes:
-                self.split(decision.path)  # refreshes the index itself
-            else:
-                # only the note just written: the next search's check finds anything else
-                self._index.refresh(paths=[decision.path])
-        return decision
-
-    def _route_scores(self, text_: str) -> dict[str, float]:
-        """Tree route score of every note node for a text (how untagged text is routed)."""
-        from . import bm25
-        from .routing import route
-
-        qterms = text.query_terms(text_)
-        if not qterms:
-            return {}
-        tree = self._parsed_tree()
-        if self._keywords is None:
-            self._keywords = self._keyword_index(tree)
-        stats = bm25.score([s for _, s in self._index.segment_list()], qterms, cache=self._index.term_cache).stats
-        routes = route(self._keywords, qterms, [st.idf for st in stats])
-        return {node: r.score for node, r in routes.items() if r.via is None}
-
-    def log(self, text_: str, *, source: str = "manual", now: datetime | None = None) -> Logged:
-        """Append a timestamped, sanitized line to today's log in memory/."""
-        from .journal import append
-
-        return append(self.root, text_, self.settings, now or datetime.now().astimezone(), source)
-
-    def conflicts(self) -> list[OpenConflict]:
-        """Open conflicts, oldest first."""
-        from . import conflicts
-
-        return sorted(conflicts.load(self.root), key=lambda c: (c.created, c.id))
-
-    def scan_conflicts(self, record: bool = False) -> list[Contradiction]:
-        """Entries that contradict each other (similar, with different numbers or a negation).
-
-        With ``record`` each pair not yet open is added to conflicts.json, to settle with resolve.
-        """
-        from . import conflicts
-
-        retain = self.settings.retain
-        found = conflicts.scan(self.root, retain.conflict_threshold, retain.merge_threshold)
-        if record and found:
-            with store.write_lock(self.root):
-                open_ = conflicts.load(self.root)
-                known = {(c.new.text, c.old.text) for c in open_} | {(c.old.text, c.new.text) for c in open_}
-                stamp = datetime.now().astimezone()
-                for i, c in enumerate(found):
-                    if (c.newer.text, c.older.text) not in known:
-                        cid = f"c-{stamp:%Y%m%d}-s{i:03d}{stamp:%H%M%S}"
-                        open_.append(
-                            conflicts.OpenConflict(
-                                cid, stamp.isoformat(timespec="seconds"), c.similarity, c.newer, c.older
-                            )
-                        )
-                conflicts.save(self.root, open_)
-        return found
-
-    def resolve_conflict(self, conflict_id: str, keep: str) -> tuple[OpenConflict, str]:
-        """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""
-        from . import conflicts
-
-        settled = conflicts.resolve(self.root, conflict_id, keep)
-        self.refresh()
-        return settled
-
-    def distill(
-        self, files: list[str] | None = None, since: date | None = None, dry_run: bool = False
-    ) -> DistillReport:
-        """Find knowledge in memory/ logs with the rule detectors and write it through `add`."""
-        from .reflect import run
-
-        cfg = self.settings.distill
-        return run(self, files, since, dry_run, cfg.min_score, cfg.max_writes, cfg.llm_command or None)
-
-    def export(self, bank: str | None = None) -> dict[str, Any]:
-        """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
-        from .exchange import export
-
-        return export(self.root, bank)
-
-    def import_(self, data: bytes, dry_run: bool = False) -> Imported:
-        """Import an export document (bytes, ≤ 10 MB): validated whole, sanitized, deduplicated."""
-        from .exchange import import_, parse
-
-        result = import_(self.root, parse(data), self.settings.custom_patterns, dry_run)
-        if not dry_run and (result.written or result.nodes_added):
-            self.refresh()
-        return result
-
     def context(self, query: str, budget: int = 2000, k: int = 10, tier: str = "default") -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
         from .context import render
@@ -397,42 +271,6 @@ class MemTree:
         if not self._index.segments:
             self._index.load()
         return collect(self.root, self._index, self.settings)
-
-    def check(self, files: list[str] | None = None) -> list[Problem]:
-        """What `memtree check` refuses (nothing is written): oversized notes, tree problems, secrets."""
-        from .check import find_problems
-
-        if files is None:
-            return find_problems(self.root, self.settings)
-        inside = [r for r in (self._relative(f, must_exist=False) for f in files) if r]
-        return find_problems(self.root, self.settings, inside)  # [] checks no file, only the tree
-
-    def split(self, path: str | None = None, max_bytes: int | None = None) -> list[SplitResult]:
-        """Split ``path`` (or every bank note over the limit) into child notes and nodes."""
-        from .split import split_file
-
-        limit = self.settings.split.max_bytes if max_bytes is None else max_bytes
-        if limit < SPLIT_MIN_BYTES:
-            raise QueryError(f"--max-bytes must be at least {SPLIT_MIN_BYTES} (got {limit})")
-        results: list[SplitResult] = []
-        with store.write_lock(self.root):
-            tree = treemod.load(self.root, check_files=False)
-            if path is not None:
-                candidates = [self._relative(path)]
-            else:
-                disk, _ = store.walk(self.root, ("bank",))
-                candidates = [f.path for f in disk if f.size > limit]
-            for rel in candidates:
-                result = split_file(self.root, rel, tree, limit)
-                tree = result.tree
-                if result.children or result.warnings or path is not None:
-                    results.append(result)
-            if any(r.nodes for r in results):
-                store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(tree))
-        if any(r.children for r in results):
-            self._tree = None
-            self.refresh()
-        return results
 
     def _relative(self, path: str, must_exist: bool = True) -> str:
         """A note path given on the command line (relative to here or the root) → root-relative."""

@@ -26,8 +26,8 @@ from .distill import Candidate, detect, parse_log
 from .errors import QueryError
 
 if TYPE_CHECKING:
-    from .api import MemTree
     from .retain import Decision
+    from .writing import Writing
 
 MIN_SCORE = 30
 MAX_WRITES = 20
@@ -63,7 +63,7 @@ def provenance(c: Candidate) -> str:
     return ",".join(f"{p}:{min(ns)}-{max(ns)}" for p, ns in sorted(by_path.items()))
 
 
-def log_files(mt: MemTree, files: Sequence[str] | None, since: date | None) -> list[str]:
+def log_files(mt: Writing, files: Sequence[str] | None, since: date | None) -> list[str]:
     """The logs to read, root-relative: the given ones, or every memory/ log (dated ≥ since)."""
     if files:
         rel = [mt._relative(f) for f in files]
@@ -123,7 +123,7 @@ def llm_rescore(command: str, candidates: list[Candidate]) -> tuple[list[Candida
 
 
 def run(
-    mt: MemTree,
+    mt: Writing,
     files: Sequence[str] | None = None,
     since: date | None = None,
     dry_run: bool = False,
