@@ -73,3 +73,14 @@ def grown(note: Path, past: int = 10_240, section: str = SECTION) -> str:
         n += 1
         text += section.format(n=n)
     return text
+
+
+def assert_one_line_error(result: Any, *needles: str) -> str:
+    """Exit 2, exactly one line on stderr starting with 'memtree:', no traceback; returns the line."""
+    assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memtree:"), result.stderr
+    assert "Traceback" not in result.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import node, tree_json
+from helpers import assert_one_line_error, node, tree_json
 from typer.testing import CliRunner, Result
 
 from memtree.cli import app
@@ -15,16 +15,6 @@ from memtree.cli import app
 
 def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(app, list(args), input=stdin, env=env)
-
-
-def assert_one_line_error(result: Result, *needles: str) -> None:
-    """Exit 2, one line on stderr starting with 'memtree:', no traceback anywhere."""
-    assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("memtree:"), result.stderr
-    assert "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0]
 
 
 # --- search --------------------------------------------------------------------------------------

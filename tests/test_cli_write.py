@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers import grown, snapshot
+from helpers import assert_one_line_error, grown, snapshot
 from typer.testing import CliRunner, Result
 
 from memtree import tree as treemod
@@ -27,17 +27,6 @@ EMAIL = "lee.jiwon" + "@" + "example.co.kr"
 
 def run(*args: str, stdin: str | bytes | None = None) -> Result:
     return CliRunner().invoke(app, list(args), input=stdin)
-
-
-def assert_one_line_error(result: Result, *needles: str) -> str:
-    """Exit 2, exactly one line on stderr starting with 'memtree:', no traceback; returns the line."""
-    assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("memtree:"), result.stderr
-    assert "Traceback" not in result.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 def add_json(root: Path, *args: str, stdin: str | bytes | None = None) -> dict:
