@@ -100,6 +100,21 @@ def _timed_pass(mt: Any, queries: list[str], kwargs: dict) -> tuple[list[float],
     return times, results, errors
 
 
+def _reinforcement_off(memtree_cls: Any, tree: Path, texts: list[str], timed: list[str], kwargs: dict) -> dict | None:
+    """The same warm passes with recall reinforcement off (search.reinforce), to price it."""
+    from dataclasses import fields, replace
+
+    from memtree.config import load_settings
+
+    settings = load_settings(tree)
+    if "reinforce" not in {f.name for f in fields(settings.search)}:
+        return None
+    mt = memtree_cls(tree, settings=replace(settings, search=replace(settings.search, reinforce=False)))
+    _timed_pass(mt, texts, kwargs)
+    times, _, _ = _timed_pass(mt, timed, kwargs)
+    return summarize_ms(times)
+
+
 def warm_timing(tree: Path, queries: list[dict]) -> dict:
     """In-process warm latency of MemTree.search (one warm-up pass, then one timed pass)."""
     memtree_cls = import_memtree()
@@ -127,8 +142,12 @@ def warm_timing(tree: Path, queries: list[dict]) -> dict:
     times, _, errors = _timed_pass(timed_mt, timed_q, kwargs)
     stats = summarize_ms(times)
     progress(f"warm: mean {stats['mean']:.2f} ms, p50 {stats['p50']:.2f}, p95 {stats['p95']:.2f}")
+    off = _reinforcement_off(memtree_cls, tree, texts, timed_q, kwargs)
+    if off is not None:
+        progress(f"warm with recall reinforcement off: mean {off['mean']:.2f} ms (on: {stats['mean']:.2f})")
     return {
         **stats,
+        "reinforce_off": off,
         "open_s": open_s,
         "warmup_pass_s": first_pass_s,
         "errors": warm_errors + errors,

@@ -24,6 +24,7 @@ from .writing import Writing
 if TYPE_CHECKING:
     from .context import Context
     from .status import Status
+    from .usage import Usage
 
 TIER_CHOICES = {
     "default": ("recall", "bank"),
@@ -33,6 +34,8 @@ TIER_CHOICES = {
     "all": ("recall", "bank", "memory"),
 }
 QUERY_CACHE_SIZE = 512
+LINE_CACHE_NOTES = 256
+"""Notes whose lines a MemTree keeps to cut hit texts from (re-read when their stat changes)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ class MemTree(Writing):
         self._keywords: KeywordIndex | None = None
         self._checked = float("-inf")
         self._searches = 0
+        self._usage: Usage | None = None
+        self._lines: dict[str, tuple[tuple[int, int] | None, list[str]]] = {}
         self._files_checked: tuple[float, tuple[int, int] | None] | None = None
         self._warnings: list[str] = []
         from cachetools import TTLCache
@@ -180,18 +185,27 @@ class MemTree(Writing):
         # warning must reach the caller, so the warnings are part of the key.
         key = (query, k, tier, budget, self._index.version, self._tree_stamp, tuple(self._warnings))
         if cache and key in self._cache:
-            return self._cache[key]
+            cached = self._cache[key]
+            self._reinforce(cached)  # a repeated question is still a recall
+            return cached
         if self._keywords is None:
             self._keywords = self._keyword_index(tree)
-        lines_cache: dict[str, list[str]] = {}
 
         def read_lines(path: str) -> list[str]:
-            if path not in lines_cache:
-                try:
-                    lines_cache[path] = store.read_note(os.path.join(self.root, path)).split("\n")
-                except (OSError, UnicodeDecodeError):
-                    lines_cache[path] = []
-            return lines_cache[path]
+            # notes recalled often are read once: keyed by the stat the index holds for them
+            entry = self._index.files.get(path)
+            stamp = (entry.mtime_ns, entry.size) if entry else None
+            cached = self._lines.get(path)
+            if cached is not None and cached[0] == stamp and stamp is not None:
+                return cached[1]
+            try:
+                lines = store.read_note(os.path.join(self.root, path)).split("\n")
+            except (OSError, UnicodeDecodeError):
+                lines = []
+            if len(self._lines) >= LINE_CACHE_NOTES:
+                self._lines.pop(next(iter(self._lines)))
+            self._lines[path] = (stamp, lines)
+            return lines
 
         # Why: importing numpy costs ~50 ms, more than one pure-Python query on a large index, so a
         # process's first query is scored in Python and the vectorized scorer takes over after it.
@@ -210,6 +224,7 @@ class MemTree(Writing):
             budget,
             vectorize,
             tuple(f"bank/{b}/" for b in self.settings.disabled_banks),
+            self.settings.search.reinforce,
         )
         if self._warnings:
             from dataclasses import replace
@@ -217,7 +232,23 @@ class MemTree(Writing):
             result = replace(result, warnings=tuple(self._warnings))
         if cache:
             self._cache[key] = result
+        self._reinforce(result)
         return result
+
+    def _reinforce(self, result: SearchResult) -> None:
+        if self.settings.search.reinforce and result.hits:
+            self._usage_counter().retrieved([k for h in result.hits for k in h.keys])
+
+    def _usage_counter(self) -> Usage:
+        if self._usage is None:
+            from .usage import Usage
+
+            self._usage = Usage(self.root)
+        return self._usage
+
+    def usage(self) -> dict[str, list[float]]:
+        """Recall counts: entry key → [retrievals, last retrieved, accesses, last accessed] (epoch s)."""
+        return self._usage_counter().counts()
 
     def _keyword_index(self, tree: treemod.Tree) -> KeywordIndex:
         """The tree's keyword index, from .memtree/ when made from this very tree file."""
@@ -262,6 +293,8 @@ class MemTree(Writing):
             body = store.read_note(full)
         except UnicodeDecodeError:
             raise MemtreeError(f"{path}: not UTF-8 text") from None
+        if self.settings.search.reinforce:
+            self._usage_counter().accessed([path])
         return Note(path, node.id if node else None, body, node.keywords if node else ())
 
     def status(self) -> Status:

@@ -61,6 +61,7 @@ class SearchSettings:
     refresh_interval_s: float = REFRESH_INTERVAL_S
     k1: float = BM25_K1
     b: float = BM25_B
+    reinforce: bool = True  # count search hits and `get`s per entry in .memtree/usage.json
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,10 @@ _SECTIONS = {
     "distill": DistillSettings,
 }
 _STRINGS = {("distill", "llm_command")}
-_CHOICES = {("retain", "merge_strategy"): ("keep_best", "merge_content")}
+_CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
+    ("retain", "merge_strategy"): ("keep_best", "merge_content"),
+    ("search", "reinforce"): (True, False),
+}
 
 
 def load_settings(root: Path) -> Settings:
@@ -165,7 +169,9 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
             choices = _CHOICES.get((section, key))
             if choices is not None:
                 if value not in choices:
-                    raise ConfigError(f"{source}: {section}.{key} must be one of {', '.join(choices)}, got {value!r}")
+                    raise ConfigError(
+                        f"{source}: {section}.{key} must be one of {', '.join(map(str, choices))}, got {value!r}"
+                    )
                 changes[key] = value
                 continue
             changes[key] = _number(value, known[key].type, f"{source}: {section}.{key}")

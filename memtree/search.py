@@ -19,6 +19,7 @@ from .config import SearchSettings
 from .index import Index
 from .routing import KeywordIndex, Route, route
 from .tree import Tree
+from .usage import chunk_keys
 
 TERM_CACHE_SIZE = 2048
 """Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
@@ -38,6 +39,7 @@ class Hit:
     matched: tuple[str, ...] = ()
     route: tuple[str, ...] = ()
     truncated: bool = False
+    keys: tuple[str, ...] = ()  # the entries this chunk holds, as usage counts them (memtree.usage)
 
     def explain(self, tree_weight: float, bm25_weight: float) -> str:
         """The arithmetic of this hit's score, as in DESIGN §3.8."""
@@ -78,6 +80,7 @@ def run(
     budget: int | None = None,
     vectorize: bool = True,
     skip: tuple[str, ...] = (),
+    want_keys: bool = False,
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
 
@@ -136,6 +139,7 @@ def run(
         node = tree.by_path.get(path)
         start, end = seg.doc_start[d], seg.doc_end[d]
         chunk_text = "\n".join(read_lines(path)[start - 1 : end])
+        keys = chunk_keys(path, chunk_text) if want_keys else ()
         truncated = False
         if left is not None:
             chunk_text, truncated, used = _fit(chunk_text, left)
@@ -162,6 +166,7 @@ def run(
             matched,
             rt.keywords if rt else (),
             truncated,
+            keys,
         )
         hits.append(hit)
     # recall/ is the hot buffer: its confident hits come before bank/ and memory/ hits.

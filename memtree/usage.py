@@ -1,0 +1,113 @@
+"""Recall reinforcement: how often each entry was found by search and opened with `get`.
+
+Counts live in ``.memtree/usage.json`` — never in tracked files, so reading memory never dirties
+git — keyed by entry: a chunk's memtree entry ids when it has them, else its note's path and a
+hash of its normalized text (a hand edit that changes the words starts a new count). Searches
+bump ``retrievals``; `get` bumps ``accesses``, kept apart so that browsing does not distort what
+decay will reward. Bumps are buffered in memory and written at most once a second, and when the
+process exits, so no search waits on the disk.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import threading
+import time
+import weakref
+from pathlib import Path
+
+import orjson
+
+from . import entries, store
+
+USAGE_FILE = "usage.json"
+FLUSH_EVERY_S = 1.0
+_RETRIEVALS, _LAST_RETRIEVED, _ACCESSES, _LAST_ACCESSED = range(4)
+
+
+def chunk_keys(path: str, chunk_text: str) -> tuple[str, ...]:
+    """The usage keys of a chunk: its entry ids, else `path#hash` of its text."""
+    if "memtree:" in chunk_text:
+        ids = tuple(dict.fromkeys(i for i in entries.iter_ids(chunk_text) if i))
+        if ids:
+            return ids
+    # Why the raw text, not entries.normalize(): this runs for every hit of every search
+    return (f"{path}#{hashlib.blake2b(chunk_text.strip().encode(), digest_size=6).hexdigest()}",)
+
+
+class Usage:
+    """Buffered counters for one memory root."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / store.STATE_DIR / USAGE_FILE
+        self._pending: dict[str, list[float]] = {}
+        self._last_flush = time.monotonic()
+        self._lock = threading.Lock()
+        _live.add(self)
+
+    def retrieved(self, keys: list[str], now: float | None = None) -> None:
+        """Count a search hit for each key."""
+        self._bump(keys, _RETRIEVALS, _LAST_RETRIEVED, now)
+
+    def accessed(self, keys: list[str], now: float | None = None) -> None:
+        """Count an explicit read (`get`) for each key."""
+        self._bump(keys, _ACCESSES, _LAST_ACCESSED, now)
+
+    def _bump(self, keys: list[str], count: int, last: int, now: float | None) -> None:
+        stamp = time.time() if now is None else now
+        with self._lock:
+            for key in keys:
+                row = self._pending.setdefault(key, [0, 0.0, 0, 0.0])
+                row[count] += 1
+                row[last] = max(row[last], stamp)
+        if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Merge the buffered counts into usage.json (under a lock; never raises)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+            self._last_flush = time.monotonic()
+        if not pending:
+            return
+        try:
+            with store.locked(self.path.with_suffix(".lock")):
+                saved = self.load()
+                for key, row in pending.items():
+                    old = saved.get(key, [0, 0.0, 0, 0.0])
+                    saved[key] = [
+                        old[0] + row[0],
+                        max(old[1], row[1]),
+                        old[2] + row[2],
+                        max(old[3], row[3]),
+                    ]
+                store.atomic_write(self.path, orjson.dumps(saved), durable=False)
+        except OSError:
+            pass  # derived state: a read-only checkout simply does not learn from use
+
+    def load(self) -> dict[str, list[float]]:
+        """The saved counters: key → [retrievals, last retrieved, accesses, last accessed]."""
+        try:
+            data = orjson.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def counts(self) -> dict[str, list[float]]:
+        """Saved and buffered counters together."""
+        merged = self.load()
+        with self._lock:
+            for key, row in self._pending.items():
+                old = merged.get(key, [0, 0.0, 0, 0.0])
+                merged[key] = [old[0] + row[0], max(old[1], row[1]), old[2] + row[2], max(old[3], row[3])]
+        return merged
+
+
+_live: weakref.WeakSet[Usage] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all() -> None:
+    for usage in list(_live):
+        usage.flush()
