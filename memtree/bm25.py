@@ -171,11 +171,6 @@ class Scored:
         """For each (segment, chunk), the match strength of every query term."""
         return [[self.strength(qi, si, d) for qi in range(len(self.stats))] for si, d in chunks]
 
-    def text_coverage(self, segment: int, doc: int) -> float:
-        """The IDF-weighted share of the query terms a chunk's own text holds."""
-        total = sum(st.idf for st in self.stats) or 1.0
-        return self.evidence[segment].get(doc, 0.0) / total
-
     def raw(self, segment: int, doc: int) -> float:
         """The BM25 score of one chunk."""
         return self.scores[segment].get(doc, 0.0)

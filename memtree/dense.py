@@ -106,13 +106,6 @@ def _members(sorted_docs: Any, docs: Any) -> Any:
     return sorted_docs[at] == docs
 
 
-def _member(sorted_docs: Any, doc: int) -> bool:
-    import numpy as np
-
-    i = int(np.searchsorted(sorted_docs, doc))
-    return i < sorted_docs.size and int(sorted_docs[i]) == doc
-
-
 class DenseScored:
     """Sparse per-segment (chunks, scores) arrays; the interface of :class:`memtree.bm25.Scored`."""
 
@@ -130,13 +123,6 @@ class DenseScored:
         self._matched = matched  # [term][segment] → (sorted chunks matched, sorted chunks matched exactly)
         self.partial = partial
 
-    def strength(self, term_index: int, segment: int, doc: int) -> float:
-        """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, else 0."""
-        docs, exact = self._matched[term_index][segment]
-        if _member(exact, doc):
-            return text.EXACT
-        return self.partial if _member(docs, doc) else 0.0
-
     def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
         """For each (segment, chunk), the match strength of every query term (vectorized per term)."""
         import numpy as np
@@ -146,8 +132,7 @@ class DenseScored:
             rows = [i for i, (s, _) in enumerate(chunks) if s == si]
             docs = np.array([chunks[i][1] for i in rows], dtype=np.int64)
             for qi in range(len(self.stats)):
-                matched, exact = self._matched[qi][si]
-                col = np.where(_members(exact, docs), text.EXACT, np.where(_members(matched, docs), self.partial, 0.0))
+                col = self._term_strength(qi, si, docs)
                 for i, value in zip(rows, col.tolist()):
                     table[i][qi] = value
         return table
@@ -214,6 +199,13 @@ class DenseScored:
             best += [(float(kw), si, int(d)) for kw, d in zip(keyword.tolist(), docs.tolist())]
         return in_order(self.segments, best)[:k], top_bm
 
+    def _term_strength(self, qi: int, si: int, docs: Any) -> Any:
+        """How each of ``docs`` matched query term ``qi``: 1.0 exactly, ``partial`` by prefix, else 0."""
+        import numpy as np
+
+        matched, exact = self._matched[qi][si]
+        return np.where(_members(exact, docs), text.EXACT, np.where(_members(matched, docs), self.partial, 0.0))
+
     def _text_coverage(self, si: int, docs: Any) -> Any:
         """The IDF-weighted share of the query terms each chunk's own text holds."""
         import numpy as np
@@ -221,9 +213,7 @@ class DenseScored:
         total = sum(st.idf for st in self.stats) or 1.0
         cov = np.zeros(docs.size)
         for qi, st in enumerate(self.stats):
-            matched, exact = self._matched[qi][si]
-            strength = np.where(_members(exact, docs), text.EXACT, np.where(_members(matched, docs), self.partial, 0.0))
-            cov += st.idf * strength
+            cov += st.idf * self._term_strength(qi, si, docs)
         return cov / total
 
     def _tier_mask(self, si: int, tiers: frozenset[str], skip: tuple[str, ...] = ()) -> Any:

@@ -10,6 +10,7 @@ export imported into an empty root exports again byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
     from .sanitize import Sanitizer
 
     sanitizer = Sanitizer(custom_patterns)
-    with store.write_lock(root) if not dry_run else _no_lock():
+    with store.write_lock(root) if not dry_run else contextlib.nullcontext():
         tree = treemod.load(root, check_files=False)
         known_ids = _ids_in(root)
         notes: dict[str, str] = {}
@@ -201,11 +202,3 @@ def _append(note: str, text: str, item: bool, heading: str) -> str:
         return entries.append_entry(note, text, heading)
     body = note.rstrip("\n")
     return f"{body}\n\n{text}\n" if body else f"# {heading}\n\n{text}\n"
-
-
-class _no_lock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None

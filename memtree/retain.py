@@ -13,6 +13,7 @@ each other's entries. The result is one of four frozen decisions, consumed with 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -284,7 +285,7 @@ def retain(
     if not _inside(root, note_path):
         raise QueryError(f"{target.path} leads outside the memory root (through a symlink); nothing was written")
     common = _Common(node=target.node, path=target.path, how=target.how, redacted=redacted, dry_run=dry_run)
-    with store.write_lock(root) if not dry_run else _nothing():
+    with store.write_lock(root) if not dry_run else contextlib.nullcontext():
         # Re-read under the lock: another agent may have written this note a moment ago.
         try:
             note = store.read_note(note_path) if note_path.exists() else ""
@@ -359,13 +360,3 @@ def _reload_tree(root: Path, fallback: Tree) -> Tree:
     from .tree import load
 
     return load(root, check_files=False) if (root / "tree-index.json").exists() else fallback
-
-
-class _nothing:
-    """A no-op context manager (a dry run takes no lock)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None

@@ -156,14 +156,12 @@ def write_lock(root: Path) -> Iterator[None]:
     """The root's write lock: every change to notes, tree-index.json or conflicts.json takes it."""
     from .errors import MemtreeError
 
-    try:
-        lock = locked(root / STATE_DIR / WRITE_LOCK)
-        lock.__enter__()
-    except OSError as exc:
-        raise MemtreeError(
-            f"cannot take the write lock {root / STATE_DIR / WRITE_LOCK} ({exc.strerror or exc}); nothing was written"
-        ) from None
-    try:
+    path = root / STATE_DIR / WRITE_LOCK
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked(path))
+        except OSError as exc:
+            raise MemtreeError(
+                f"cannot take the write lock {path} ({exc.strerror or exc}); nothing was written"
+            ) from None
         yield
-    finally:
-        lock.__exit__(None, None, None)
