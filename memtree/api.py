@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import store, text
+from . import decay, store, text
 from . import tree as treemod
 from .config import Settings, load_settings
 from .errors import EmptyMemory, MemtreeError, QueryError
@@ -83,6 +83,7 @@ class MemTree(Writing):
         self._searches = 0
         self._usage: Usage | None = None
         self._lines: dict[str, tuple[tuple[int, int] | None, list[str]]] = {}
+        self._note_facts: dict[str, tuple[tuple[int, int], decay.NoteFacts]] = {}
         self._files_checked: tuple[float, tuple[int, int] | None] | None = None
         self._warnings: list[str] = []
         from cachetools import TTLCache
@@ -150,9 +151,19 @@ class MemTree(Writing):
         )
 
     def search(
-        self, query: str, k: int | None = None, tier: str = "default", budget: int | None = None, cache: bool = True
+        self,
+        query: str,
+        k: int | None = None,
+        tier: str = "default",
+        budget: int | None = None,
+        cache: bool = True,
+        scope: str | None = None,
     ) -> SearchResult:
-        """Search the memory; returns hits best first, or none with the reason (``rejected``)."""
+        """Search the memory; returns hits best first, or none with the reason (``rejected``).
+
+        ``scope`` (default: ``search.scope`` in memtree.yaml) is the current scope: only entries
+        of it and of the scopes above it are found, and its own get the scope boost.
+        """
         if tier not in TIER_CHOICES:
             raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
         k = self.settings.search.max_results if k is None else k
@@ -162,6 +173,8 @@ class MemTree(Writing):
             raise QueryError("the token budget must be at least 1")
         if not query.strip():
             raise QueryError("the query is empty")
+        scope = self.settings.search.scope if scope is None else scope
+        chain = decay.parse_scope(scope) if scope else None
         qterms = text.query_terms(query)
         if not qterms:
             raise QueryError(
@@ -183,7 +196,7 @@ class MemTree(Writing):
             )
         # Why: a skipped note (not UTF-8, a symlink loop) does not bump the index version, yet its
         # warning must reach the caller, so the warnings are part of the key.
-        key = (query, k, tier, budget, self._index.version, self._tree_stamp, tuple(self._warnings))
+        key = (query, k, tier, budget, chain, self._index.version, self._tree_stamp, tuple(self._warnings))
         if cache and key in self._cache:
             cached = self._cache[key]
             self._reinforce(cached)  # a repeated question is still a recall
@@ -225,6 +238,7 @@ class MemTree(Writing):
             vectorize,
             tuple(f"bank/{b}/" for b in self.settings.disabled_banks),
             self.settings.search.reinforce,
+            self._adjuster(chain, read_lines),
         )
         if self._warnings:
             from dataclasses import replace
@@ -234,6 +248,30 @@ class MemTree(Writing):
             self._cache[key] = result
         self._reinforce(result)
         return result
+
+    def _adjuster(self, chain: tuple[str, ...] | None, read_lines: Callable[[str], list[str]]) -> decay.Adjuster | None:
+        """Decay, recency and scope for this search (None when all three are off)."""
+        settings = self.settings.search
+        if not settings.decay and chain is None:
+            return None
+        facts = self._note_facts
+
+        def note(path: str) -> decay.NoteFacts:
+            entry = self._index.files.get(path)
+            stamp = (entry.mtime_ns, entry.size) if entry else (0, 0)
+            known = facts.get(path)
+            if known is not None and known[0] == stamp:
+                return known[1]
+            found = decay.note_facts(path, read_lines(path), stamp[0] / 1e9)
+            if len(facts) >= LINE_CACHE_NOTES * 4:
+                facts.pop(next(iter(facts)))
+            facts[path] = (stamp, found)
+            return found
+
+        recalls = self._usage_counter().retrievals() if settings.decay else (lambda keys: 0)
+        return decay.Adjuster(
+            time.time(), chain, recalls, note, settings.recency_boost, settings.scope_boost, settings.decay
+        )
 
     def _reinforce(self, result: SearchResult) -> None:
         if self.settings.search.reinforce and result.hits:
@@ -268,13 +306,15 @@ class MemTree(Writing):
                 store.atomic_write(cache, orjson.dumps(built.to_json()), durable=False)
         return built
 
-    def context(self, query: str, budget: int = 2000, k: int = 10, tier: str = "default") -> Context:
+    def context(
+        self, query: str, budget: int = 2000, k: int = 10, tier: str = "default", scope: str | None = None
+    ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
         from .context import render
 
         if budget < 1:
             raise QueryError("the token budget must be at least 1")
-        return render(self.search(query, k=k, tier=tier), budget)
+        return render(self.search(query, k=k, tier=tier, scope=scope), budget)
 
     def get(self, ref: str) -> Note:
         """A note by node id or root-relative path."""

@@ -34,6 +34,15 @@ RootOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+ScopeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        help="Current scope: global, project:NAME, workspace:NAME or a chain project:NAME/workspace:NAME; "
+        "entries of scopes above are visible, below are not, its own are boosted (default: search.scope).",
+        show_default=False,
+    ),
+]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -200,15 +209,16 @@ def search(
             help='Read {"id","query"} JSON lines on stdin, write {"id","hits"} lines (the bench/score.py protocol).',
         ),
     ] = False,
+    scope: ScopeOption = None,
 ) -> None:
-    """Search memory: tree routing (0.4) + Korean-aware BM25 (0.6); exit 1 when nothing matches confidently."""
+    """Search memory: tree routing (0.4) + Korean-aware BM25 (0.6), weighed by decay; exit 1 when nothing matches."""
     mt = _open(root)
     if batch:
-        _batch(mt, k, tier, budget)
+        _batch(mt, k, tier, budget, scope)
         return
     if not query:
         raise _fail("error: give a QUERY, or --batch to read queries from stdin")
-    result = mt.search(query, k=k, tier=tier, budget=budget)
+    result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope)
     _warn(result.warnings)
     if json:
         _dump(_result_json(result, with_text=True))
@@ -248,7 +258,7 @@ def _result_json(result: Any, with_text: bool) -> dict[str, Any]:
     }
 
 
-def _batch(mt: Any, k: int | None, tier: str, budget: int | None) -> None:
+def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | None) -> None:
     out = sys.stdout.buffer
     warned = False
     for n, line in enumerate(sys.stdin.buffer, 1):
@@ -267,7 +277,7 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None) -> None:
             out.write(orjson.dumps({"id": qid, "line": n, "error": f"bad input line: {why}", "hits": []}) + b"\n")
             continue
         try:
-            result = mt.search(query, k=k, tier=tier, budget=budget)
+            result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope)
         except MemtreeError as exc:
             out.write(orjson.dumps({"id": qid, "hits": [], "error": str(exc)}) + b"\n")
             continue
@@ -287,10 +297,11 @@ def context(
     budget: Annotated[int, typer.Option("--budget", help="Token budget of the block (CJK-aware).")] = 2000,
     k: Annotated[int, typer.Option("-k", "--k", help="Chunks considered.")] = 10,
     json: JsonOption = False,
+    scope: ScopeOption = None,
 ) -> None:
     """Print a prompt-ready Markdown block of the best notes for QUERY; never fails a chat (exit 0)."""
     try:
-        ctx = _open(root).context(query, budget=budget, k=k)
+        ctx = _open(root).context(query, budget=budget, k=k, scope=scope)
     except Exception as exc:  # whatever went wrong, the chat goes on without memory
         sys.stderr.write(f"memtree: warning: no memory context ({exc})\n")
         raise typer.Exit(0) from None

@@ -62,6 +62,8 @@ class SearchSettings:
     k1: float = BM25_K1
     b: float = BM25_B
     reinforce: bool = True  # count search hits and `get`s per entry in .memtree/usage.json
+    decay: bool = True  # weigh hits by age and recalls (DESIGN §5) and boost the last 7 days
+    scope: str = ""  # the current scope when --scope is not given ("" = every scope visible, no boost)
 
 
 @dataclass(frozen=True)
@@ -119,10 +121,11 @@ _SECTIONS = {
     "retain": RetainSettings,
     "distill": DistillSettings,
 }
-_STRINGS = {("distill", "llm_command")}
+_STRINGS = {("distill", "llm_command"), ("search", "scope")}
 _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("retain", "merge_strategy"): ("keep_best", "merge_content"),
     ("search", "reinforce"): (True, False),
+    ("search", "decay"): (True, False),
 }
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import bm25, dense, text
 from .config import SearchSettings
+from .decay import Adjuster, Factors
 from .index import Index
 from .routing import KeywordIndex, Route, route
 from .tree import Tree
@@ -40,17 +41,24 @@ class Hit:
     route: tuple[str, ...] = ()
     truncated: bool = False
     keys: tuple[str, ...] = ()  # the entries this chunk holds, as usage counts them (memtree.usage)
+    dated: str = ""  # where the chunk's age came from: entry, frontmatter, file name, modified
 
     def explain(self, tree_weight: float, bm25_weight: float) -> str:
         """The arithmetic of this hit's score, as in DESIGN §3.8."""
         s = self.signals
         label = self.node or self.path
         line = (
-            f"{label}: {tree_weight:g}×{s['tree']:.2f} + {bm25_weight:g}×{s['bm25_norm']:.2f} "
-            f"= {self.score:.3f}  (bm25 {s['bm25']:.2f}, coverage {s['coverage']:.2f})"
+            f"{label}: keyword {tree_weight:g}×{s['tree']:.2f} + {bm25_weight:g}×{s['bm25_norm']:.2f} "
+            f"= {s['keyword']:.3f}  (bm25 {s['bm25']:.2f}, coverage {s['coverage']:.2f})"
         )
         if s.get("route") and s["route"] != s["tree"]:
             line += f"; tree = route {s['route']:.2f} × the chunk's share of the query {s['tree'] / s['route']:.2f}"
+        if "decay" in s:
+            age = f"{s['age_days']:g} d old by {self.dated}, " if self.dated else ""
+            line += (
+                f"\n    × decay {s['decay']:.2f} ({age}{s['recalls']:g} recalls) × recency {s['recency']:g}"
+                f" × scope {s['scope']:g} = {self.score:.3f}"
+            )
         return line
 
 
@@ -81,6 +89,7 @@ def run(
     vectorize: bool = True,
     skip: tuple[str, ...] = (),
     want_keys: bool = False,
+    adjust: Adjuster | None = None,
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
 
@@ -108,65 +117,84 @@ def run(
             if fi is not None and fi not in seg.dead_files:
                 by_file[fi] = rt
         file_routes.append(by_file)
-    top, top_bm = scored.top(k, frozenset(tiers), file_routes, tw, bw, skip)
     total_idf = sum(idfs) or 1.0
-    ranked = []
-    table = scored.strengths([(si, d) for _, si, d in top])
-    for (keyword, si, d), strengths in zip(top, table):
-        seg = segments[si]
-        rt = file_routes[si].get(seg.doc_file[d])
-        # how each query term is evidenced: in the chunk's text, or in its node's keywords
-        text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
-        tree_score = 0.0
-        if rt is not None:
-            # the note's route lifts a chunk by the share of the query the chunk itself holds;
-            # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
-            tree_score = rt.score * text_cov if text_cov else rt.score
-            strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
-        coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
-        ranked.append((keyword, coverage, si, d, rt, strengths, tree_score))
+    fetch = k if adjust is None else max(3 * k, 15)  # decay and scopes re-rank a few more than k
+    while True:
+        top, top_bm = scored.top(fetch, frozenset(tiers), file_routes, tw, bw, skip)
+        ranked = []
+        table = scored.strengths([(si, d) for _, si, d in top])
+        for (keyword, si, d), strengths in zip(top, table):
+            seg = segments[si]
+            rt = file_routes[si].get(seg.doc_file[d])
+            # how each query term is evidenced: in the chunk's text, or in its node's keywords
+            text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+            tree_score = 0.0
+            if rt is not None:
+                # the note's route lifts a chunk by the share of the query the chunk itself holds;
+                # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
+                tree_score = rt.score * text_cov if text_cov else rt.score
+                strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
+            coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+            path = seg.files[seg.doc_file[d]]
+            start, end = seg.doc_start[d], seg.doc_end[d]
+            chunk_text = "\n".join(read_lines(path)[start - 1 : end])
+            keys = chunk_keys(path, chunk_text) if want_keys or adjust is not None else ()
+            factors = adjust.factors(path, chunk_text, keys) if adjust is not None else None
+            if factors is None and adjust is not None:
+                continue  # out of the current scope
+            row = _Candidate(keyword, coverage, si, d, rt, strengths, tree_score, path, chunk_text, keys, factors)
+            ranked.append(row)
+        if adjust is None or len(ranked) >= k or len(top) < fetch:
+            break
+        fetch *= 4  # the scope hid too many: look deeper
 
     reason = None
-    best_cov = max((r[1] for r in ranked), default=0.0)
+    best_cov = max((c.coverage for c in ranked), default=0.0)
     if not ranked or best_cov < settings.reject_threshold:
         reason = _reason(scored.stats, best_cov, settings.reject_threshold, bool(ranked))
         ranked = []
+    if adjust is not None:
+        ranked.sort(key=lambda c: -c.keyword * c.factors.total if c.factors else -c.keyword)
     hits = []
     left = budget
-    for keyword, coverage, si, d, rt, strengths, tree_score in ranked:
-        seg = segments[si]
-        path = seg.files[seg.doc_file[d]]
-        node = tree.by_path.get(path)
-        start, end = seg.doc_start[d], seg.doc_end[d]
-        chunk_text = "\n".join(read_lines(path)[start - 1 : end])
-        keys = chunk_keys(path, chunk_text) if want_keys else ()
+    for c in ranked[:k]:
+        seg = segments[c.si]
+        node = tree.by_path.get(c.path)
+        chunk_text = c.text
         truncated = False
         if left is not None:
             chunk_text, truncated, used = _fit(chunk_text, left)
             left -= used
-        matched = tuple(q for q, st in zip(qterms, strengths) if st)
-        raw = scored.raw(si, d)
+        matched = tuple(q for q, st in zip(qterms, c.strengths) if st)
+        raw = scored.raw(c.si, c.d)
         signals = {
-            "tree": round(tree_score, 4),
-            "route": round(rt.score if rt else 0.0, 4),
+            "tree": round(c.tree_score, 4),
+            "route": round(c.rt.score if c.rt else 0.0, 4),
             "bm25": round(raw, 4),
             "bm25_norm": round(raw / top_bm if top_bm else 0.0, 4),
-            "keyword": round(keyword, 4),
-            "coverage": round(coverage, 4),
+            "keyword": round(c.keyword, 4),
+            "coverage": round(c.coverage, 4),
         }
-        tier = path.split("/", 1)[0]
+        final = c.keyword
+        if c.factors is not None:
+            f = c.factors
+            final *= f.total
+            signals.update(decay=round(f.decay, 4), recency=f.recency, scope=f.scope, age_days=f.age_days)
+            signals["recalls"] = f.recalls
+        tier = c.path.split("/", 1)[0]
         hit = Hit(
             node.id if node else None,
-            path,
-            (start, end),
-            round(keyword, 4),
+            c.path,
+            (seg.doc_start[c.d], seg.doc_end[c.d]),
+            round(final, 4),
             signals,
             chunk_text,
             tier,
             matched,
-            rt.keywords if rt else (),
+            c.rt.keywords if c.rt else (),
             truncated,
-            keys,
+            c.keys if want_keys else (),
+            c.factors.origin if c.factors else "",
         )
         hits.append(hit)
     # recall/ is the hot buffer: its confident hits come before bank/ and memory/ hits.
@@ -175,6 +203,20 @@ def run(
     hits.sort(key=lambda h: 0 if h.tier == "recall" and h.signals["coverage"] >= threshold else 1)
     weights = {"tree": tw, "bm25": bw}
     return SearchResult(query, tuple(qterms), tuple(hits), reason, tuple(scored.stats), (), weights)
+
+
+class _Candidate(NamedTuple):
+    keyword: float
+    coverage: float
+    si: int
+    d: int
+    rt: Route | None
+    strengths: list[float]
+    tree_score: float
+    path: str
+    text: str
+    keys: tuple[str, ...]
+    factors: Factors | None
 
 
 def _fit(chunk_text: str, left: int) -> tuple[str, bool, int]:

@@ -15,6 +15,7 @@ import hashlib
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -44,6 +45,8 @@ class Usage:
         self._pending: dict[str, list[float]] = {}
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
+        self._saved: dict[str, list[float]] = {}
+        self._saved_stamp: tuple[int, int] | None = None
         _live.add(self)
 
     def retrieved(self, keys: list[str], now: float | None = None) -> None:
@@ -93,6 +96,27 @@ class Usage:
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+    def retrievals(self) -> Callable[[tuple[str, ...]], int]:
+        """A lookup of search recalls for a chunk's keys (the most recalled of its entries)."""
+        try:
+            st = self.path.stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        if stamp != self._saved_stamp:
+            self._saved = self.load() if stamp else {}
+            self._saved_stamp = stamp
+        saved, pending = self._saved, self._pending
+
+        def lookup(keys: tuple[str, ...]) -> int:
+            best = 0
+            for key in keys:
+                n = (saved[key][0] if key in saved else 0) + (pending[key][0] if key in pending else 0)
+                best = max(best, int(n))
+            return best
+
+        return lookup
 
     def counts(self) -> dict[str, list[float]]:
         """Saved and buffered counters together."""

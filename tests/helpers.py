@@ -84,3 +84,17 @@ def assert_one_line_error(result: Any, *needles: str) -> str:
     for needle in needles:
         assert needle in lines[0], lines[0]
     return lines[0]
+
+
+VOLATILE_SIGNALS = ("age_days", "recalls")
+"""Signals that change between two searches of the same memory: time passes and searches count."""
+
+
+def steady(signals: dict[str, float]) -> dict[str, float]:
+    """A hit's signals without the ones time and use change (for comparing two searches)."""
+    return {k: v for k, v in signals.items() if k not in VOLATILE_SIGNALS}
+
+
+def final_score(signals: dict[str, float]) -> float:
+    """keyword × decay × recency × scope, as --explain prints it."""
+    return signals["keyword"] * signals.get("decay", 1.0) * signals.get("recency", 1.0) * signals.get("scope", 1.0)

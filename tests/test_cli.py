@@ -45,7 +45,8 @@ def test_search_explain_prints_the_arithmetic(sample_root: Path) -> None:
     result = run("search", "Reflect 파이프라인 구조", "--root", str(sample_root), "--explain")
     assert result.exit_code == 0, result.stderr
     assert "0.4×" in result.stdout and "0.6×" in result.stdout and "=" in result.stdout
-    assert "technical/heartbeat-reflect: 0.4×" in result.stdout
+    assert "technical/heartbeat-reflect: keyword 0.4×" in result.stdout
+    assert "× decay" in result.stdout and "× recency" in result.stdout and "× scope" in result.stdout
 
 
 def test_a_rejected_search_exits_1_with_a_reason(sample_root: Path) -> None:

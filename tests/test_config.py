@@ -60,5 +60,5 @@ def test_tree_weight_zero_leaves_bm25_alone_in_the_blend(sample_root: Path) -> N
     assert result.weights["tree"] == 0.0
     assert result.hits
     for hit in result.hits:
-        assert hit.score == pytest.approx(0.6 * hit.signals["bm25_norm"], abs=1e-3)
+        assert hit.signals["keyword"] == pytest.approx(0.6 * hit.signals["bm25_norm"], abs=1e-3)
     assert result.hits[0].score < default.hits[0].score

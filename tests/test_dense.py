@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import bump
+from helpers import bump, steady
 
 from memtree import MemTree, dense
 
@@ -24,7 +24,7 @@ QUERIES = [
 
 def outcome(mt: MemTree, query: str, tier: str) -> tuple[object, ...]:
     result = mt.search(query, tier=tier, cache=False)
-    hits = [(h.node, h.path, h.lines, h.score, h.signals, h.matched) for h in result.hits]
+    hits = [(h.node, h.path, h.lines, h.score, steady(h.signals), h.matched) for h in result.hits]
     return result.rejected, [(s.term, s.df) for s in result.term_stats], hits
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import bump, node, tree_json
+from helpers import bump, final_score, node, tree_json
 
 from memtree import MemTree, text
 from memtree.search import Hit
@@ -56,7 +56,10 @@ def test_hits_carry_location_score_signals_and_the_exact_lines(mt: MemTree, samp
         assert 1 <= start <= end
         assert set(hit.signals) >= SIGNALS
         assert 0.0 <= hit.signals["tree"] <= 1.0 and 0.0 <= hit.signals["bm25_norm"] <= 1.0
-        assert hit.score == pytest.approx(0.4 * hit.signals["tree"] + 0.6 * hit.signals["bm25_norm"], abs=1e-3)
+        assert hit.signals["keyword"] == pytest.approx(
+            0.4 * hit.signals["tree"] + 0.6 * hit.signals["bm25_norm"], abs=1e-3
+        )
+        assert hit.score == pytest.approx(final_score(hit.signals), abs=1e-3)
         lines = (sample_root / hit.path).read_text(encoding="utf-8").split("\n")
         assert hit.text == "\n".join(lines[start - 1 : end])
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
@@ -191,7 +194,7 @@ def test_a_routed_note_lifts_its_chunks_by_the_share_of_the_query_they_hold(make
     routed = [h for h in result.hits if h.node == "deploy"]
     assert routed and all(0 < h.signals["tree"] < h.signals["route"] for h in routed)
     for h in result.hits:  # the arithmetic --explain prints still holds
-        assert h.score == pytest.approx(0.4 * h.signals["tree"] + 0.6 * h.signals["bm25_norm"], abs=1e-3)
+        assert h.signals["keyword"] == pytest.approx(0.4 * h.signals["tree"] + 0.6 * h.signals["bm25_norm"], abs=1e-3)
 
 
 def test_the_idf_cache_is_dropped_when_a_note_changes(make_root: Callable[..., Path]) -> None:
