@@ -339,11 +339,21 @@ class MemTree(Writing):
 
     def status(self) -> Status:
         """Files, bytes, nodes and chunks per tier; oversized notes; stale index; dangling nodes; watcher."""
+        from dataclasses import replace
+
+        from .banks import list_banks
+        from .consolidate import last_run
         from .status import collect
 
         if not self._index.segments:
             self._index.load()
-        return collect(self.root, self._index, self.settings)
+        found = collect(self.root, self._index, self.settings)
+        return replace(
+            found,
+            archive_candidates=sum(1 for a in self.decay() if a.candidate),
+            consolidation=last_run(self.root),
+            banks=tuple(list_banks(self.root)),
+        )
 
     def _relative(self, path: str, must_exist: bool = True) -> str:
         """A note path given on the command line (relative to here or the root) → root-relative."""

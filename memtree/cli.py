@@ -337,7 +337,7 @@ def get(
 @app.command()
 @_errors
 def status(root: RootOption = None, json: JsonOption = False) -> None:
-    """Files, bytes, nodes and chunks per tier; notes over the size limit; index freshness."""
+    """Tiers and banks, oversized notes, index, watcher, conflicts, archive candidates, recall/, consolidation."""
     mt = _open(root)
     st = mt.status()
     _warn(st.warnings)
@@ -353,6 +353,10 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
                 "watcher": st.watcher,
                 "open_conflicts": st.open_conflicts,
                 "max_bytes": mt.settings.split.max_bytes,
+                "banks": [vars(b) for b in st.banks],
+                "archive_candidates": st.archive_candidates,
+                "consolidation": st.consolidation,
+                "recall": st.recall,
             }
         )
         return

@@ -1,11 +1,11 @@
-"""The lifecycle commands: `distill`, `export`, `import`, `banks` (registered on memtree.cli's app)."""
+"""The lifecycle commands: `distill`, `export`, `import`, `banks`, `decay`, `consolidate` (on memtree.cli's app)."""
 
 from __future__ import annotations
 
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -146,3 +146,92 @@ def disable(name: Annotated[str, typer.Argument(help="The bank to leave out.")],
 def enable(name: Annotated[str, typer.Argument(help="The bank to search again.")], root: RootOption = None) -> None:
     """Search a disabled bank again (written to memtree.yaml)."""
     _switch(name, root, True)
+
+
+def _aged_json(a: Any) -> dict[str, Any]:
+    return {**asdict(a), "lines": list(a.lines), "weight": round(a.weight, 4), "candidate": a.candidate}
+
+
+@app.command("decay")
+@_errors
+def decay_(
+    archive: Annotated[
+        bool, typer.Option("--archive", help="Move the archive candidates to bank/_archive/ (never deleted).")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="With --archive: list what would move.")] = False,
+    every: Annotated[bool, typer.Option("--all", help="List every bank entry, weakest first.")] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Entry weights today (2^(−age/30) × (1 + 0.1 × recalls)) and archive candidates (< 0.02, stale auto)."""
+    mt = _open(root)
+    if archive:
+        moved = mt.archive(dry_run=dry_run)
+        if json:
+            _dump({"archived": [_aged_json(a) for a in moved], "dry_run": dry_run})
+            return
+        verb = "would move" if dry_run else "moved"
+        for a in moved:
+            print(f"{verb} {a.path}:{a.lines[0]}-{a.lines[1]} → bank/_archive/ ({a.why}): {a.preview}")
+        print(f"{len(moved)} entr{'y' if len(moved) == 1 else 'ies'} {verb} to bank/_archive/")
+        return
+    aged = sorted(mt.decay(), key=lambda a: (a.weight, a.path, a.lines))
+    candidates = [a for a in aged if a.candidate]
+    if json:
+        _dump({"entries": [_aged_json(a) for a in (aged if every else candidates)], "total": len(aged)})
+        return
+    shown = aged if every else candidates
+    for a in shown:
+        mark = "archive" if a.candidate else ""
+        print(
+            f"{a.weight:6.3f}  {a.age_days:6.1f} d ({a.dated:<11}) {a.recalls:>3} recalls  "
+            f"{a.path}:{a.lines[0]}-{a.lines[1]}  {mark:<7} {a.preview[:60]}"
+        )
+    protected = sum(1 for a in aged if a.weight >= 1.0)
+    print(
+        f"{len(aged)} bank entries: {protected} at full weight, {len(candidates)} archive candidates"
+        + (" (memtree decay --archive moves them)" if candidates else "")
+    )
+
+
+@app.command()
+@_errors
+def consolidate(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the merges; write nothing.")] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Merge near-duplicate entries in each bank (bigram Jaccard ≥ 0.85) and list stale auto entries."""
+    report = _open(root).consolidate(dry_run=dry_run)
+    if json:
+        _dump(
+            {
+                "dry_run": dry_run,
+                "seconds": round(report.seconds, 3),
+                "merges": [
+                    {
+                        "keep": {"path": m.keep.path, "lines": [m.keep.entry.start, m.keep.entry.end]},
+                        "merged": [{"path": d.path, "lines": [d.entry.start, d.entry.end]} for d in m.drop],
+                        "similarity": m.similarity,
+                        "text": m.keep.entry.content,
+                    }
+                    for m in report.merges
+                ],
+                "archive_candidates": [_aged_json(a) for a in report.candidates],
+            }
+        )
+        return
+    verb = "would merge" if dry_run else "merged"
+    for m in report.merges:
+        where = ", ".join(f"{d.path}:{d.entry.start}" for d in m.drop)
+        print(
+            f"{verb} {where} into {m.keep.path}:{m.keep.entry.start} ({m.similarity:.2f}): {m.keep.entry.content[:60]}"
+        )
+    for a in report.candidates:
+        print(f"archive candidate {a.path}:{a.lines[0]}-{a.lines[1]} ({a.why}): {a.preview[:60]}")
+    folded = sum(len(m.drop) for m in report.merges)
+    print(
+        f"{folded} entr{'y' if folded == 1 else 'ies'} {'would be merged' if dry_run else 'merged'} "
+        f"in {len(report.merges)} groups; "
+        f"{len(report.candidates)} archive candidates ({report.seconds:.2f} s)"
+    )

@@ -79,10 +79,10 @@ def parse_scope(value: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p != "global")
 
 
-def check_entry_scope(value: str) -> str:
+def check_entry_scope(value: str, what: str = "scope") -> str:
     """An entry's own scope (one level); raises QueryError when malformed."""
     if not _SCOPE.match(value.strip()):
-        raise QueryError(f"scope {value!r} must be global, project:NAME or workspace:NAME")
+        raise QueryError(f"{what} {value!r} must be global, project:NAME or workspace:NAME")
     return value.strip()
 
 
@@ -125,19 +125,19 @@ class ChunkFacts:
 
 
 def chunk_facts(chunk_text: str, note: NoteFacts) -> ChunkFacts:
-    """The time and scopes of a chunk: its entries' metadata first, its note's facts after."""
-    times: list[float] = []
+    """The time and scopes of a chunk: each entry's metadata, else its note's facts; the newest time."""
+    if "memtree:" not in chunk_text:
+        return ChunkFacts(note.time, note.origin, (note.scope,))
+    times: list[tuple[float, str]] = []
     scopes: list[str] = []
-    if "memtree:" in chunk_text:
-        for m in entries.META_RE.finditer(chunk_text):
-            meta = entries.parse_meta(m.group("body"))
-            stamp = parse_time(meta.created)
-            if stamp is not None:
-                times.append(stamp)
-            scopes.append(meta.scope or note.scope)
-    if times:
-        return ChunkFacts(max(times), "entry", tuple(dict.fromkeys(scopes)))
-    return ChunkFacts(note.time, note.origin, tuple(dict.fromkeys(scopes)) or (note.scope,))
+    for e in entries.parse_entries(chunk_text):
+        stamp = parse_time(e.meta.created)
+        times.append((stamp, "entry") if stamp is not None else (note.time, note.origin))
+        scopes.append(e.meta.scope or note.scope)
+    if not times:
+        return ChunkFacts(note.time, note.origin, (note.scope,))
+    newest, origin = max(times)
+    return ChunkFacts(newest, origin, tuple(dict.fromkeys(scopes)))
 
 
 def visible(scopes: tuple[str, ...], chain: tuple[str, ...] | None) -> bool:

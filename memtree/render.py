@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from . import text
@@ -92,6 +93,13 @@ def print_status(st: Status, max_bytes: int) -> None:
     for tier, s in st.tiers.items():
         table.add_row(f"{tier}/", str(s.files), f"{s.bytes:,}", str(s.nodes), str(s.chunks))
     console.print(table)
+    if st.banks:
+        console.print(
+            "banks: "
+            + ", ".join(
+                f"{b.name} ({b.entries} entries, {b.bytes:,} B{'' if b.enabled else ', disabled'})" for b in st.banks
+            )
+        )
     console.print(f"tree nodes: {st.nodes}")
     if st.oversized:
         console.print(f"[bold red]over {max_bytes:,} bytes[/]: " + ", ".join(f"{p} ({b:,} B)" for p, b in st.oversized))
@@ -104,6 +112,28 @@ def print_status(st: Status, max_bytes: int) -> None:
         )
     if st.open_conflicts:
         console.print(f"[bold yellow]{st.open_conflicts} open conflict(s)[/]: see `memtree conflicts`")
+    if st.archive_candidates:
+        console.print(
+            f"[bold yellow]{st.archive_candidates} archive candidate(s)[/]: see `memtree decay`, "
+            "moved by `memtree decay --archive`"
+        )
+    if st.recall is not None:
+        r = st.recall
+        line = f"recall/: {r['excerpts']} excerpts, {r['tokens']} of {r['budget']} tokens"
+        if r.get("evicted"):
+            line += (
+                f"; [bold yellow]{len(r['evicted'])} evicted at the last reconcile[/] ({', '.join(r['evicted'][:3])})"
+            )
+        console.print(line)
+    c = st.consolidation
+    if c is None:
+        console.print("consolidation: never run here (`memtree consolidate`)")
+    else:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.get("finished", 0)))
+        outcome = f"[bold red]failed: {c['error']}[/]" if c.get("error") else f"merged {c.get('merged', 0)}"
+        console.print(f"consolidation: last run {when}, {outcome}")
+        if c.get("last_error") and not c.get("error"):
+            console.print(f"  last error: {c['last_error']}")
     if st.watcher is None:
         console.print("watcher: never run here (`memtree watch`)")
     elif st.watcher.get("alive"):

@@ -137,8 +137,9 @@ def check_request(req: Request, settings: Settings) -> None:
     for tag in req.tags:
         if not tag or any(c in tag for c in " ;,=\n<>"):
             raise QueryError(f"tag {tag!r} must be one word without spaces, ';', ',', '=', '<' or '>'")
-    if any(c in req.scope for c in " ;\n<>") or not req.scope:
-        raise QueryError(f"--scope {req.scope!r} must be one word, e.g. global, project:NAME, workspace:NAME")
+    from .decay import check_entry_scope
+
+    check_entry_scope(req.scope, "--scope")
     if req.tag is not None and _table_key(req.tag, settings) is None:
         known = ", ".join(f"{t} → {r.node}" for t, r in sorted(settings.routing.items()))
         raise QueryError(f"unknown tag {req.tag!r}; known tags: {known or 'none (see routing: in memtree.yaml)'}")

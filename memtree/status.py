@@ -36,6 +36,10 @@ class Status:
     dangling: tuple[tuple[str, str], ...] = ()  # (node id, path) of nodes whose file is gone
     watcher: dict[str, Any] | None = None  # the last heartbeat of `memtree watch`, with "alive"
     open_conflicts: int = 0
+    archive_candidates: int = 0  # entries `memtree decay --archive` would move today
+    consolidation: dict[str, Any] | None = None  # the last `memtree consolidate`: times, counts, error
+    banks: tuple[Any, ...] = ()  # memtree.banks.Bank per top-level folder of bank/
+    recall: dict[str, Any] | None = None  # the recall/ tier: excerpts, tokens, budget, evictions
 
 
 def collect(root: Path, index: Index, settings: Settings) -> Status:

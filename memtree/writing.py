@@ -14,9 +14,11 @@ from . import tree as treemod
 from .errors import QueryError
 
 if TYPE_CHECKING:
+    from .aging import Aged
     from .check import Problem
     from .config import Settings
     from .conflicts import Contradiction, OpenConflict
+    from .consolidate import Report as ConsolidateReport
     from .exchange import Imported
     from .index import Index, Report
     from .journal import Logged
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from .retain import Decision
     from .routing import KeywordIndex
     from .split import SplitResult
+    from .usage import Usage
 
 SPLIT_MIN_BYTES = 256
 """Smaller limits would cut notes into shreds of a line or two."""
@@ -44,6 +47,7 @@ class Writing:
         def _keyword_index(self, tree: treemod.Tree) -> KeywordIndex: ...
         def _relative(self, path: str, must_exist: bool = True) -> str: ...
         def refresh(self, force: bool = False, progress: Any = None) -> Report: ...
+        def _usage_counter(self) -> Usage: ...
 
     def add(
         self,
@@ -197,3 +201,54 @@ class Writing:
             self._tree = None
             self.refresh()
         return results
+
+    def _bank_notes(self) -> list[str]:
+        self._fresh()
+        return [p for p, e in self._index.files.items() if e.tier == "bank"]
+
+    def decay(self) -> list[Aged]:
+        """Every bank chunk's decay weight today, with why it is an archive candidate (if it is)."""
+        from .aging import survey
+
+        return survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+
+    def archive(self, dry_run: bool = False) -> list[Aged]:
+        """Move today's archive candidates to bank/_archive/ (never deleted); returns them."""
+        from .aging import archive, survey
+
+        if dry_run:
+            return [a for a in self.decay() if a.candidate]
+        with store.write_lock(self.root):
+            found = survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+            moved = archive(self.root, [a for a in found if a.candidate])
+        if moved:
+            self.refresh()
+        return moved
+
+    def consolidate(self, dry_run: bool = False) -> ConsolidateReport:
+        """Merge near-duplicate entries within each bank and list archive candidates (single-flight)."""
+        import time
+
+        from . import consolidate as con
+        from .aging import survey
+
+        started = time.time()
+        with con.single_flight(self.root):
+            try:
+                if dry_run:
+                    merges = con.plan(self.root, self._bank_notes())
+                else:
+                    with store.write_lock(self.root):
+                        merges = con.plan(self.root, self._bank_notes())
+                        con.apply(self.root, merges)
+                    if merges:
+                        self.refresh()
+                aged = survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+            except Exception as exc:
+                if not dry_run:
+                    con.record(self.root, started, f"{type(exc).__name__}: {exc}")
+                raise
+            candidates = tuple(a for a in aged if a.candidate)
+            if not dry_run:
+                con.record(self.root, started, None, sum(len(m.drop) for m in merges), len(candidates))
+        return con.Report(tuple(merges), candidates, dry_run, time.time() - started)

@@ -169,3 +169,14 @@ def test_search_scope_default_comes_from_memtree_yaml(tmp_path: Path) -> None:
     mt = MemTree(root, refresh_interval=0)
     assert [h.path for h in mt.search("배포 체크리스트").hits] == ["bank/web.md"]
     assert [h.path for h in mt.search("배포 체크리스트", scope="project:api").hits] == ["bank/api.md"]
+
+
+def test_add_writes_the_scope_that_search_then_honours(tmp_path: Path) -> None:
+    root = write_root(tmp_path, {"bank/a.md": "# A\n\n- 배포 체크리스트는 공통이다.\n"})
+    mt = MemTree(root, refresh_interval=0)
+    mt.add("배포 전에 API 스키마 버전을 확인한다", to="bank/a.md", scope="project:api")
+    assert "scope=project:api" in (root / "bank/a.md").read_text(encoding="utf-8")
+    assert [h.path for h in mt.search("스키마 버전", scope="project:web").hits] == []
+    assert [h.path for h in mt.search("스키마 버전", scope="project:api").hits] == ["bank/a.md"]
+    with pytest.raises(QueryError, match="scope"):
+        mt.add("아무거나", to="bank/a.md", scope="team:x")

@@ -1,0 +1,139 @@
+"""`memtree decay`: every bank entry's weight today, the archive candidates, and archiving them.
+
+An archive candidate is an entry whose decay weight fell under ``decay.ARCHIVE_BELOW`` (0.02), or
+an auto-extracted entry (``source=auto``) older than ``STALE_AUTO_DAYS`` that search found fewer
+than ``RARELY_RECALLED`` times (consolidation's rule, DESIGN §5). Archiving moves a candidate's
+lines, metadata and all, to the same path under ``bank/_archive/`` — which search never reads —
+and deletes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import chunks, decay, entries, store
+from .usage import chunk_keys
+
+ARCHIVE_DIR = "bank/_archive"
+STALE_AUTO_DAYS = 90.0
+RARELY_RECALLED = 3
+"""Fewer search recalls than this is "rarely recalled" (the same N that promotes into recall/)."""
+
+
+@dataclass(frozen=True)
+class Aged:
+    """One bank chunk's decay: where, how old and by what, how often recalled, its weight."""
+
+    path: str
+    lines: tuple[int, int]
+    preview: str
+    age_days: float
+    dated: str
+    recalls: int
+    weight: float
+    auto: bool
+    why: str  # why it is an archive candidate ("" when it is not)
+    id: str = ""
+
+    @property
+    def candidate(self) -> bool:
+        return bool(self.why)
+
+
+def survey(
+    root: Path, paths: Iterable[str], recalls: Callable[[tuple[str, ...]], int], now: float | None = None
+) -> list[Aged]:
+    """The decay of every entry (list item or paragraph) of the bank notes ``paths``."""
+    now = time.time() if now is None else now
+    out: list[Aged] = []
+    for path in sorted(paths):
+        full = root / path
+        try:
+            body = store.read_note(full)
+            mtime = full.stat().st_mtime
+        except (OSError, UnicodeDecodeError):
+            continue
+        doc = chunks.parse(body)
+        note = decay.note_facts(path, list(doc.lines), mtime)
+        for e in entries.parse_entries(body):
+            if not e.content:
+                continue
+            stamp = decay.parse_time(e.meta.created)
+            time_, dated = (stamp, "entry") if stamp is not None else (note.time, note.origin)
+            if e.meta.id:
+                keys: tuple[str, ...] = (e.meta.id, *e.meta.merged)
+            else:  # a hand-written entry is counted as the chunk search shows it in
+                chunk = next((c for c in doc.chunks if c.start <= e.start <= c.end), None)
+                keys = chunk_keys(path, chunk.text) if chunk else ()
+            count = recalls(keys)
+            age = max(0.0, (now - time_) / decay.DAY_S)
+            w = decay.weight(age, count)
+            auto = e.meta.source == "auto"
+            why = ""
+            if w < decay.ARCHIVE_BELOW:
+                why = f"weight {w:.3f} < {decay.ARCHIVE_BELOW}"
+            elif auto and age > STALE_AUTO_DAYS and count < RARELY_RECALLED:
+                why = f"auto entry {age:.0f} d old, recalled {count}×"
+            preview = e.content.split("\n", 1)[0]
+            out.append(
+                Aged(path, (e.start, e.end), preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id)
+            )
+    return out
+
+
+def archive(root: Path, candidates: list[Aged], now: float | None = None) -> list[Aged]:
+    """Move ``candidates`` to bank/_archive/ (caller holds the write lock); returns those moved.
+
+    An entry that changed since the survey (not found by its id or its words) is left where it is.
+    """
+    stamp = time.strftime("%Y-%m-%d", time.localtime(time.time() if now is None else now))
+    moved: list[Aged] = []
+    by_path: dict[str, list[Aged]] = {}
+    for a in candidates:
+        by_path.setdefault(a.path, []).append(a)
+    for path, group in sorted(by_path.items()):
+        full = root / path
+        try:
+            body = store.read_note(full)
+        except (OSError, UnicodeDecodeError):
+            continue
+        found = []
+        for a in group:
+            e = entries.find(body, a.id, a.preview) if a.id else _by_preview(body, a)
+            if e is not None:
+                found.append((a, e))
+        if not found:
+            continue
+        found.sort(key=lambda pair: pair[1].start)
+        lines = body.split("\n")
+        target = root / ARCHIVE_DIR / Path(path).relative_to("bank")
+        try:
+            old = store.read_note(target)
+        except FileNotFoundError:
+            old = f"# Archived from {path}\n"
+        pieces = [old.rstrip("\n"), ""]
+        for a, e in found:
+            pieces.append(f"<!-- memtree: archived={stamp}; from={path}:{e.start}-{e.end}; why={a.why} -->")
+            pieces.extend(lines[e.start - 1 : e.end])
+            pieces.append("")
+        store.atomic_write(target, "\n".join(pieces).encode())  # first the copy, then the removal
+        text = body
+        for _, e in reversed(found):  # bottom up, so the line numbers above stay right
+            text = entries.remove_lines(text, e.start, e.end)
+        store.atomic_write(full, text.encode())
+        moved.extend(a for a, _ in found)
+    return moved
+
+
+def _by_preview(body: str, a: Aged) -> entries.Entry | None:
+    return next(
+        (
+            e
+            for e in entries.parse_entries(body)
+            if e.start == a.lines[0] and e.content.split("\n", 1)[0][:100] == a.preview
+        ),
+        None,
+    )
