@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import chunks, decay, entries, store
-from .usage import chunk_keys
+from .usage import entry_keys
+
+
+def digest(content: str) -> str:
+    """A short hash of an entry's words (whitespace and case folded): recall/ excerpts keep it."""
+    import hashlib
+
+    return hashlib.blake2b(entries.normalize(content).encode(), digest_size=6).hexdigest()
+
 
 ARCHIVE_DIR = "bank/_archive"
 STALE_AUTO_DAYS = 90.0
@@ -37,6 +45,9 @@ class Aged:
     auto: bool
     why: str  # why it is an archive candidate ("" when it is not)
     id: str = ""
+    keys: tuple[str, ...] = ()  # what usage counts it under (memtree.usage)
+    sha: str = ""  # memtree.recall.digest of its content
+    content: str = ""
 
     @property
     def candidate(self) -> bool:
@@ -63,11 +74,7 @@ def survey(
                 continue
             stamp = decay.parse_time(e.meta.created)
             time_, dated = (stamp, "entry") if stamp is not None else (note.time, note.origin)
-            if e.meta.id:
-                keys: tuple[str, ...] = (e.meta.id, *e.meta.merged)
-            else:  # a hand-written entry is counted as the chunk search shows it in
-                chunk = next((c for c in doc.chunks if c.start <= e.start <= c.end), None)
-                keys = chunk_keys(path, chunk.text) if chunk else ()
+            keys = entry_keys(path, e)
             count = recalls(keys)
             age = max(0.0, (now - time_) / decay.DAY_S)
             w = decay.weight(age, count)
@@ -78,9 +85,11 @@ def survey(
             elif auto and age > STALE_AUTO_DAYS and count < RARELY_RECALLED:
                 why = f"auto entry {age:.0f} d old, recalled {count}×"
             preview = e.content.split("\n", 1)[0]
-            out.append(
-                Aged(path, (e.start, e.end), preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id)
+            span, sha = (e.start, e.end), digest(e.content)
+            row = Aged(
+                path, span, preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id, keys, sha, e.content
             )
+            out.append(row)
     return out
 
 

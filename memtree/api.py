@@ -343,6 +343,7 @@ class MemTree(Writing):
 
         from .banks import list_banks
         from .consolidate import last_run
+        from .recall import status as recall_status
         from .status import collect
 
         if not self._index.segments:
@@ -353,6 +354,7 @@ class MemTree(Writing):
             archive_candidates=sum(1 for a in self.decay() if a.candidate),
             consolidation=last_run(self.root),
             banks=tuple(list_banks(self.root)),
+            recall=recall_status(self.root, self.settings.recall.budget_tokens),
         )
 
     def _relative(self, path: str, must_exist: bool = True) -> str:

@@ -244,6 +244,8 @@ def _result_json(result: Any, with_text: bool) -> dict[str, Any]:
             "signals": h.signals,
             "matched": list(h.matched),
         }
+        if h.via:
+            item["via"] = h.via
         if with_text:
             item["text"] = h.text
             item["truncated"] = h.truncated

@@ -235,3 +235,65 @@ def consolidate(
         f"in {len(report.merges)} groups; "
         f"{len(report.candidates)} archive candidates ({report.seconds:.2f} s)"
     )
+
+
+recall_app = typer.Typer(
+    help="The recall/ tier: excerpts of the entries search finds most, searched first. List them, or sync.",
+    invoke_without_command=True,
+)
+app.add_typer(recall_app, name="recall")
+
+
+def _excerpt_json(ex: Any) -> dict[str, Any]:
+    return {"text": ex.text, "path": ex.path, "lines": list(ex.lines), "sha": ex.sha, "recalls": ex.recalls}
+
+
+@recall_app.callback()
+@_errors
+def recall(ctx: typer.Context, root: RootOption = None, json: JsonOption = False) -> None:
+    """List recall/ excerpts with their sources, and the token budget."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from . import recall as rc
+
+    mt = _open(root)
+    found = rc.read(mt.root)
+    state = rc.status(mt.root, mt.settings.recall.budget_tokens)
+    if json:
+        _dump({**state, "items": [_excerpt_json(ex) for ex in found]})
+        return
+    for ex in found:
+        print(f"{ex.path}:{ex.lines[0]}-{ex.lines[1]}  {ex.text[:80]}")
+    print(f"{state['excerpts']} excerpts, {state['tokens']} of {state['budget']} tokens")
+
+
+@recall_app.command("sync")
+@_errors
+def recall_sync(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Drop stale excerpts, promote entries recalled ≥ recall.promote_after times, evict past the budget."""
+    sync = _open(root).recall_sync(dry_run=dry_run)
+    if json:
+        _dump(
+            {
+                "dry_run": dry_run,
+                "kept": [_excerpt_json(ex) for ex in sync.kept],
+                "promoted": [_excerpt_json(ex) for ex in sync.promoted],
+                "dropped": [{**_excerpt_json(ex), "why": why} for ex, why in sync.dropped],
+                "evicted": [_excerpt_json(ex) for ex in sync.evicted],
+                "tokens": sync.tokens,
+                "budget": sync.budget,
+            }
+        )
+        return
+    for ex in sync.promoted:
+        print(f"promoted {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({ex.recalls} recalls): {ex.text[:60]}")
+    for ex, why in sync.dropped:
+        print(f"dropped  {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({why}): {ex.text[:60]}")
+    for ex in sync.evicted:
+        print(f"evicted  {ex.path}:{ex.lines[0]}-{ex.lines[1]} (over the {sync.budget}-token budget): {ex.text[:60]}")
+    prefix = "would keep" if dry_run else "recall/ keeps"
+    print(f"{prefix} {len(sync.kept) + len(sync.promoted)} excerpts, {sync.tokens} of {sync.budget} tokens")

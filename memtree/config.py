@@ -92,6 +92,15 @@ class DistillSettings:
 
 
 @dataclass(frozen=True)
+class RecallSettings:
+    """recall.* keys: what is promoted into recall/ and how much of it there may be."""
+
+    promote_after: int = 3  # search recalls that promote an entry into recall/
+    budget_tokens: int = 2000  # recall/'s size; the weakest excerpts are evicted past it
+    excerpt_chars: int = 240
+
+
+@dataclass(frozen=True)
 class TagRoute:
     """One TAG_ROUTING row: a tag's keywords and the node its entries go to."""
 
@@ -110,6 +119,7 @@ class Settings:
     split: SplitSettings = field(default_factory=SplitSettings)
     retain: RetainSettings = field(default_factory=RetainSettings)
     distill: DistillSettings = field(default_factory=DistillSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
@@ -120,6 +130,7 @@ _SECTIONS = {
     "split": SplitSettings,
     "retain": RetainSettings,
     "distill": DistillSettings,
+    "recall": RecallSettings,
 }
 _STRINGS = {("distill", "llm_command"), ("search", "scope")}
 _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {

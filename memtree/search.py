@@ -42,6 +42,7 @@ class Hit:
     truncated: bool = False
     keys: tuple[str, ...] = ()  # the entries this chunk holds, as usage counts them (memtree.usage)
     dated: str = ""  # where the chunk's age came from: entry, frontmatter, file name, modified
+    via: str = ""  # a recall/ hit: the excerpt's own place (path and lines are its source's)
 
     def explain(self, tree_weight: float, bm25_weight: float) -> str:
         """The arithmetic of this hit's score, as in DESIGN §3.8."""
@@ -138,7 +139,7 @@ def run(
             path = seg.files[seg.doc_file[d]]
             start, end = seg.doc_start[d], seg.doc_end[d]
             chunk_text = "\n".join(read_lines(path)[start - 1 : end])
-            keys = chunk_keys(path, chunk_text) if want_keys or adjust is not None else ()
+            keys = chunk_keys(path, chunk_text) if adjust is not None else ()
             factors = adjust.factors(path, chunk_text, keys) if adjust is not None else None
             if factors is None and adjust is not None:
                 continue  # out of the current scope
@@ -182,10 +183,17 @@ def run(
             signals.update(decay=round(f.decay, 4), recency=f.recency, scope=f.scope, age_days=f.age_days)
             signals["recalls"] = f.recalls
         tier = c.path.split("/", 1)[0]
+        path, span, via = c.path, (seg.doc_start[c.d], seg.doc_end[c.d]), ""
+        if tier == "recall" and "from=" in c.text:
+            source = _recall_source(c.text)
+            if source is not None:  # report where the knowledge lives, not the excerpt
+                via = f"{path}:{span[0]}"
+                path, span = source
+                node = tree.by_path.get(path)
         hit = Hit(
             node.id if node else None,
-            c.path,
-            (seg.doc_start[c.d], seg.doc_end[c.d]),
+            path,
+            span,
             round(final, 4),
             signals,
             chunk_text,
@@ -193,10 +201,18 @@ def run(
             matched,
             c.rt.keywords if c.rt else (),
             truncated,
-            c.keys if want_keys else (),
+            chunk_keys(c.path, c.text, matched) if want_keys else (),
             c.factors.origin if c.factors else "",
+            via,
         )
         hits.append(hit)
+    sources = [(h.path, h.lines) for h in hits if h.via]
+    if sources:  # a bank chunk already shown through its recall/ excerpt is not shown twice
+        hits = [
+            h
+            for h in hits
+            if h.via or not any(p == h.path and s <= h.lines[1] and h.lines[0] <= e for p, (s, e) in sources)
+        ]
     # recall/ is the hot buffer: its confident hits come before bank/ and memory/ hits.
     # A weak recall excerpt (below the rejection threshold on its own) keeps its rank.
     threshold = settings.reject_threshold
@@ -217,6 +233,17 @@ class _Candidate(NamedTuple):
     text: str
     keys: tuple[str, ...]
     factors: Factors | None
+
+
+def _recall_source(chunk_text: str) -> tuple[str, tuple[int, int]] | None:
+    from .entries import META_RE, parse_meta
+    from .recall import source_of
+
+    for m in META_RE.finditer(chunk_text):
+        found = source_of(parse_meta(m.group("body")))
+        if found is not None:
+            return found
+    return None
 
 
 def _fit(chunk_text: str, left: int) -> tuple[str, bool, int]:

@@ -14,7 +14,6 @@ import atexit
 import hashlib
 import threading
 import time
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,14 +26,30 @@ FLUSH_EVERY_S = 1.0
 _RETRIEVALS, _LAST_RETRIEVED, _ACCESSES, _LAST_ACCESSED = range(4)
 
 
-def chunk_keys(path: str, chunk_text: str) -> tuple[str, ...]:
-    """The usage keys of a chunk: its entry ids, else `path#hash` of its text."""
-    if "memtree:" in chunk_text:
-        ids = tuple(dict.fromkeys(i for i in entries.iter_ids(chunk_text) if i))
-        if ids:
-            return ids
-    # Why the raw text, not entries.normalize(): this runs for every hit of every search
-    return (f"{path}#{hashlib.blake2b(chunk_text.strip().encode(), digest_size=6).hexdigest()}",)
+def entry_keys(path: str, entry: entries.Entry) -> tuple[str, ...]:
+    """The usage keys of one entry: its id (and the ids merged into it), else `path#hash` of its words."""
+    meta = entry.meta
+    if meta.id:
+        return (meta.id, *meta.merged)
+    if meta.extra.get("key"):  # a recall/ excerpt counts for its source entry
+        return (meta.extra["key"],)
+    return (f"{path}#{hashlib.blake2b(entry.content.strip().encode(), digest_size=6).hexdigest()}",)
+
+
+def chunk_keys(path: str, chunk_text: str, matched: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The usage keys of a chunk's entries; with ``matched`` query terms, of the entries holding one.
+
+    A chunk may hold several entries (a small section is one chunk): a hit counts for the
+    entries that hold a matched term, or for all of them when none does. A chunk with no entry
+    (a table, a code block) is keyed by `path#hash` of its text.
+    """
+    found = entries.parse_entries(chunk_text)
+    if not found:
+        return (f"{path}#{hashlib.blake2b(chunk_text.strip().encode(), digest_size=6).hexdigest()}",)
+    if matched and len(found) > 1:
+        holding = [e for e in found if any(t in e.content.casefold() for t in matched)]
+        found = holding or found
+    return tuple(dict.fromkeys(k for e in found for k in entry_keys(path, e)))
 
 
 class Usage:
@@ -47,7 +62,6 @@ class Usage:
         self._lock = threading.Lock()
         self._saved: dict[str, list[float]] = {}
         self._saved_stamp: tuple[int, int] | None = None
-        _live.add(self)
 
     def retrieved(self, keys: list[str], now: float | None = None) -> None:
         """Count a search hit for each key."""
@@ -64,6 +78,7 @@ class Usage:
                 row = self._pending.setdefault(key, [0, 0.0, 0, 0.0])
                 row[count] += 1
                 row[last] = max(row[last], stamp)
+            _dirty.add(self)  # held until flushed: a CLI drops its MemTree before exit
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
 
@@ -72,6 +87,7 @@ class Usage:
         with self._lock:
             pending, self._pending = self._pending, {}
             self._last_flush = time.monotonic()
+            _dirty.discard(self)
         if not pending:
             return
         try:
@@ -128,10 +144,11 @@ class Usage:
         return merged
 
 
-_live: weakref.WeakSet[Usage] = weakref.WeakSet()
+_dirty: set[Usage] = set()
+"""Counters with unsaved bumps, kept alive until the atexit flush."""
 
 
 @atexit.register
 def _flush_all() -> None:
-    for usage in list(_live):
+    for usage in list(_dirty):
         usage.flush()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .exchange import Imported
     from .index import Index, Report
     from .journal import Logged
+    from .recall import Sync
     from .reflect import DistillReport
     from .retain import Decision
     from .routing import KeywordIndex
@@ -244,6 +245,8 @@ class Writing:
                     if merges:
                         self.refresh()
                 aged = survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+                if not dry_run:
+                    self.recall_sync()
             except Exception as exc:
                 if not dry_run:
                     con.record(self.root, started, f"{type(exc).__name__}: {exc}")
@@ -252,3 +255,20 @@ class Writing:
             if not dry_run:
                 con.record(self.root, started, None, sum(len(m.drop) for m in merges), len(candidates))
         return con.Report(tuple(merges), candidates, dry_run, time.time() - started)
+
+    def recall_sync(self, dry_run: bool = False) -> Sync:
+        """Reconcile recall/: drop stale excerpts, promote often-recalled entries, evict past the budget."""
+        from . import recall
+        from .aging import survey
+
+        cfg = self.settings.recall
+        if dry_run:
+            aged = survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+            return recall.plan(self.root, aged, cfg.promote_after, cfg.budget_tokens, cfg.excerpt_chars)
+        self._usage_counter().flush()
+        with store.write_lock(self.root):
+            aged = survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+            sync = recall.plan(self.root, aged, cfg.promote_after, cfg.budget_tokens, cfg.excerpt_chars)
+            recall.write(self.root, sync)
+        self.refresh()
+        return sync

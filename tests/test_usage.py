@@ -55,3 +55,20 @@ def test_entry_ids_key_written_entries_and_a_text_hash_keys_hand_written_ones() 
     # the same text keeps its count wherever it moves in the note; changed words start a new one
     assert chunk_keys("bank/a.md", "- 금요일에는 배포하지 않는다\n") == hand
     assert chunk_keys("bank/a.md", "- 목요일에는 배포하지 않는다") != hand
+
+
+def test_a_cli_search_counts_its_hits_before_the_process_exits(sample_root: Path) -> None:
+    import subprocess
+    import sys
+
+    import orjson
+
+    done = subprocess.run(
+        [sys.executable, "-m", "memtree", "search", "--root", str(sample_root), "크론 스케줄"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    counts = orjson.loads((sample_root / ".memtree/usage.json").read_bytes())
+    assert counts and all(row[0] == 1 for row in counts.values())
