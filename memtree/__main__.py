@@ -1,5 +1,5 @@
 """`python -m memtree`."""
 
-from memtree.cli import main
+from memtree.entry import main
 
 main()

@@ -302,23 +302,9 @@ def context(
     scope: ScopeOption = None,
 ) -> None:
     """Print a prompt-ready Markdown block of the best notes for QUERY; never fails a chat (exit 0)."""
-    try:
-        ctx = _open(root).context(query, budget=budget, k=k, scope=scope)
-    except Exception as exc:  # whatever went wrong, the chat goes on without memory
-        sys.stderr.write(f"memtree: warning: no memory context ({exc})\n")
-        raise typer.Exit(0) from None
-    if json:
-        _dump(
-            {
-                "markdown": ctx.markdown,
-                "sources": list(ctx.sources),
-                "tokens": ctx.tokens,
-                "budget": ctx.budget,
-                "left_out": ctx.left_out,
-            }
-        )
-    else:
-        sys.stdout.write(ctx.markdown)
+    from .entry import run_context  # the console script's fast path runs the very same function
+
+    raise typer.Exit(run_context(query, root, budget, k, json, scope))
 
 
 @app.command()

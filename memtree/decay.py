@@ -97,11 +97,7 @@ class NoteFacts:
 
 def note_facts(path: str, lines: list[str], mtime: float) -> NoteFacts:
     """A note's fallback time and scope from its frontmatter, its file name, its mtime."""
-    from .chunks import split_frontmatter
-
-    meta: dict[str, Any] = {}
-    if lines and lines[0].strip() == "---":
-        meta, _, _ = split_frontmatter(lines)
+    meta = _frontmatter_fields(lines)
     scope = meta.get("scope")
     scope = scope.strip() if isinstance(scope, str) and _SCOPE.match(scope.strip()) else "global"
     for key in _FRONTMATTER_DATES:
@@ -113,6 +109,27 @@ def note_facts(path: str, lines: list[str], mtime: float) -> NoteFacts:
     if stamp is not None:
         return NoteFacts(stamp, "file name", scope)
     return NoteFacts(mtime, "modified", scope)
+
+
+_FIELD = re.compile(r"^(updated|date|created|scope)\s*:\s*(.*?)\s*$")
+
+
+def _frontmatter_fields(lines: list[str]) -> dict[str, str]:
+    """The few top-level frontmatter keys decay needs, read line by line.
+
+    Why not YAML: loading PyYAML costs a cold search ~15 ms, and these keys are plain scalars.
+    """
+    found: dict[str, str] = {}
+    if not lines or lines[0].strip() != "---":
+        return found
+    for line in lines[1:500]:
+        if line.strip() in ("---", "..."):
+            return found
+        m = _FIELD.match(line)
+        if m and m.group(1) not in found:
+            value = m.group(2).split(" #", 1)[0].strip()
+            found[m.group(1)] = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+    return {}  # no closing line: not frontmatter
 
 
 @dataclass(frozen=True)
