@@ -2,8 +2,10 @@
 
 For each dataset: materialize the memory tree with SHARED_BENCH/materialize.py, build memtree's
 index with the ``memtree index`` CLI (timed), score the CLI's batch search with SHARED_BENCH/score.py
-(hit@1, hit@5, MRR@10, file@5, empty answers, per category), time warm in-process queries through
-``MemTree.search`` and a cold ``memtree search`` process, and print Markdown tables.
+(hit@1, hit@5, MRR@10, file@5, empty answers), score in-process search per category with
+``memtree.evaluate`` (what ``memtree eval`` runs; score.py re-scores its hits as a cross-check), time
+warm in-process queries through ``MemTree.search`` and a cold ``memtree search`` process, and print
+Markdown tables.
 
     python bench/quality.py ../shared/bench --work /tmp/memtree-bench --datasets korquad,locomo
 """
@@ -15,7 +17,6 @@ import json
 import statistics
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,7 @@ from benchlib import (
     add_common_args,
     check_shared,
     fail,
-    first_rank,
     fmt,
-    hit_to_dict,
     import_memtree,
     load_jsonl,
     md_table,
@@ -81,23 +80,20 @@ def run_score(shared: Path, exe: str, tree: Path, json_out: Path) -> dict:
     return json.loads(json_out.read_text(encoding="utf-8"))
 
 
-def _timed_pass(mt: Any, queries: list[str], kwargs: dict) -> tuple[list[float], list[Any], int]:
-    """Search each query once; (durations s, results or None, errors)."""
+def _timed_pass(mt: Any, queries: list[str], kwargs: dict) -> tuple[list[float], int]:
+    """Search each query once; (durations s, errors)."""
     times: list[float] = []
-    results: list[Any] = []
     errors = 0
     for q in queries:
         t0 = time.perf_counter()
         try:
-            res = mt.search(q, **kwargs)
+            mt.search(q, **kwargs)
         except Exception as exc:
             errors += 1
             if errors <= 3:
                 progress(f"  search raised {type(exc).__name__}: {exc} (query {q!r})")
-            res = None
         times.append(time.perf_counter() - t0)
-        results.append(res)
-    return times, results, errors
+    return times, errors
 
 
 def _reinforcement_off(memtree_cls: Any, tree: Path, texts: list[str], timed: list[str], kwargs: dict) -> dict | None:
@@ -111,7 +107,7 @@ def _reinforcement_off(memtree_cls: Any, tree: Path, texts: list[str], timed: li
         return None
     mt = memtree_cls(tree, settings=replace(settings, search=replace(settings.search, reinforce=False)))
     _timed_pass(mt, texts, kwargs)
-    times, _, _ = _timed_pass(mt, timed, kwargs)
+    times, _ = _timed_pass(mt, timed, kwargs)
     return summarize_ms(times)
 
 
@@ -136,10 +132,10 @@ def warm_timing(tree: Path, queries: list[dict]) -> dict:
         progress(note)
     progress(f"warm-up pass over {len(texts)} queries (in-process, k=10)")
     t1 = time.perf_counter()
-    _, warm_results, warm_errors = _timed_pass(mt, texts, kwargs)
+    _, warm_errors = _timed_pass(mt, texts, kwargs)
     first_pass_s = time.perf_counter() - t1
     progress(f"timed pass over {len(timed_q)} queries")
-    times, _, errors = _timed_pass(timed_mt, timed_q, kwargs)
+    times, errors = _timed_pass(timed_mt, timed_q, kwargs)
     stats = summarize_ms(times)
     progress(f"warm: mean {stats['mean']:.2f} ms, p50 {stats['p50']:.2f}, p95 {stats['p95']:.2f}")
     off = _reinforcement_off(memtree_cls, tree, texts, timed_q, kwargs)
@@ -152,46 +148,66 @@ def warm_timing(tree: Path, queries: list[dict]) -> dict:
         "warmup_pass_s": first_pass_s,
         "errors": warm_errors + errors,
         "note": note,
-        "results": warm_results,
     }
 
 
-def in_process_scores(tree: Path, queries: list[dict], results: list[Any]) -> dict:
-    """score.py's figures, overall and per category, for the in-process results.
+def eval_scores(shared: Path, tree: Path, work: Path, dataset: str) -> tuple[dict, dict]:
+    """memtree eval in-process (k=10): its report, and score.py's figures on the very same hits.
 
-    score.py's own per-category figures are used when its JSON has them; this is the fallback
-    and the cross-check that the CLI batch and the Python API return the same ranking.
+    The per-query hits go to WORK/<dataset>-eval.jsonl, which score.py reads with --results; the two
+    sets of figures must be equal, or one of the scorers is wrong.
     """
-    spans = {s["id"]: s for s in load_jsonl(tree / "spans.jsonl")}
-    agg: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    rejected = 0
-    for q, res in zip(queries, results, strict=True):
-        hits = [hit_to_dict(h, tree) for h in (res.hits if res is not None else [])]
-        rejected += bool(res is not None and getattr(res, "rejected", None))
-        if not q["answerable"]:
-            for key in ("unanswerable", f"unanswerable: {q.get('category', '?')}"):
-                agg[key]["n"] += 1
-                agg[key]["empty"] += not hits
-            continue
-        targets = [spans[r] for r in q["relevant"] if r in spans]
-        if not targets:
-            continue
-        r_chunk = first_rank(hits[:10], targets)
-        r_file = first_rank(hits[:10], targets, chunk=False)
-        for key in dict.fromkeys(("all", q.get("category", "all"))):
-            a = agg[key]
-            a["n"] += 1
-            a["hit@1"] += r_chunk == 1
-            a["hit@5"] += r_chunk is not None and r_chunk <= 5
-            a["mrr@10"] += 1 / r_chunk if r_chunk else 0
-            a["file_hit@5"] += r_file is not None and r_file <= 5
-            a["empty"] += not hits
+    try:
+        from memtree.errors import MemtreeError
+        from memtree.evaluate import evaluate as memtree_eval
+        from memtree.evaluate import outcome_json
+    except ImportError as exc:
+        fail(f"this memtree has no memtree.evaluate ({exc})")
+    progress(f"memtree eval {tree / 'queries.jsonl'} -k 10 (in-process)")
+    try:
+        report, outcomes = memtree_eval(tree / "queries.jsonl", tree, k=10)
+    except MemtreeError as exc:
+        fail(f"memtree eval: {exc}")
+    per_query = work / f"{dataset}-eval.jsonl"
+    with per_query.open("w", encoding="utf-8") as f:
+        for o in outcomes:
+            f.write(json.dumps(outcome_json(o), ensure_ascii=False) + "\n")
+    json_out = work / f"{dataset}-eval-score.json"
+    json_out.unlink(missing_ok=True)
+    run([sys.executable, str(shared / "score.py"), str(tree), "--results", str(per_query), "--json-out", str(json_out)])
+    if not json_out.exists():
+        fail(f"score.py wrote no {json_out}")
+    return report.to_json(), json.loads(json_out.read_text(encoding="utf-8"))
+
+
+def score_shape(report: dict) -> dict[str, Any]:
+    """memtree eval's report keyed as score.py's JSON: "all", "unanswerable", categories, "unanswerable: <cat>"."""
+
+    def answerable(m: dict) -> dict:
+        return {"n": m["answerable"], **{k: m[k] for k in SCORE_KEYS}, "empty": m["answerable_empty"]}
+
+    def unanswerable(m: dict) -> dict:
+        return {"n": m["unanswerable"], "empty": m["unanswerable_empty"]}
+
+    o = report["overall"]
     out: dict[str, Any] = {}
-    for key, a in agg.items():
-        n = a.pop("n")
-        out[key] = {"n": int(n), **{k: round(v / n, 4) for k, v in a.items()}}
-    out["rejected_share"] = rejected / max(1, len(queries))
+    if o["answerable"]:
+        out["all"] = answerable(o)
+    if o["unanswerable"]:
+        out["unanswerable"] = unanswerable(o)
+    for name, m in report["categories"].items():
+        if m["answerable"]:
+            out[name] = answerable(m)
+        if m["unanswerable"]:
+            out[f"unanswerable: {name}"] = unanswerable(m)
+    out["rejected_share"] = report["rejected"] / max(1, o["n"])
     return out
+
+
+def disagreements(ours: dict, theirs: dict) -> list[str]:
+    """Rows both scorers report whose figures differ (score.py rounds to 4 places, and so does eval)."""
+    rows = [k for k, v in theirs.items() if isinstance(v, dict) and k in ours]
+    return [k for k in rows if ours[k] != theirs[k]]
 
 
 def cold_cli(exe: str, tree: Path, queries: list[dict], runs: int) -> dict:
@@ -213,15 +229,19 @@ def evaluate(shared: Path, work: Path, dataset: str, exe: str, cold_runs: int) -
     queries = load_jsonl(tree / "queries.jsonl")
     index_s = build_index(exe, tree)
     figures = run_score(shared, exe, tree, work / f"{dataset}-score.json")
+    report, rescored = eval_scores(shared, tree, work, dataset)
     warm = warm_timing(tree, queries)
-    check = in_process_scores(tree, queries, warm.pop("results"))
     cold = cold_cli(exe, tree, queries, cold_runs)
+    check = score_shape(report)
     return {
         "dataset": dataset,
         "index_s": index_s,
         "score": figures,
         "warm": warm,
         "in_process": check,
+        "eval": report,
+        "eval_rescored": rescored,
+        "eval_disagrees": disagreements(check, rescored),
         "cold": cold,
     }
 
@@ -267,10 +287,8 @@ def print_report(r: dict) -> None:
     ]
     print(f"\n### memtree on {r['dataset']}\n")
     print(md_table(headers, [row]))
-    cats = categories(s)
-    source = "score.py"
-    if not cats:  # score.py's JSON has no per-category figures: use the in-process ones
-        cats, source = categories(r["in_process"]), "in-process MemTree.search, scored by score.py's rules"
+    cats = categories(r["in_process"])
+    source = "memtree eval: in-process MemTree.search, score.py's rules"
     rows = [[k, v["n"], *(fmt(v.get(m)) for m in SCORE_KEYS), fmt(v.get("empty"))] for k, v in cats.items()]
     print(f"\n{r['dataset']} by category ({source}; unanswerable: only the share left empty)\n")
     print(md_table(["category", "n", "hit@1", "hit@5", "MRR@10", "file@5", "empty"], rows))
@@ -281,10 +299,15 @@ def print_report(r: dict) -> None:
         f"(score.py wall {s.get('wall_s')} s), missing results {s.get('missing_results')}; "
         f"in-process hit@5 {fmt(ip_all.get('hit@5'))}, unanswerable empty {fmt(ip_un.get('empty'))}, "
         f"rejected share {ip['rejected_share']:.3f}; MemTree() open {w['open_s'] * 1000:.0f} ms; "
-        f"search errors {w['errors']}"
+        f"search errors {w['errors']}; memtree eval p50 {fmt(r['eval']['latency_ms']['p50'], 2)} ms, "
+        f"p95 {fmt(r['eval']['latency_ms']['p95'], 2)} ms"
     )
     if w["note"]:
         print(f"note: {w['note']}")
+    if r["eval_disagrees"]:
+        print(f"note: memtree eval and score.py score the same hits differently: {', '.join(r['eval_disagrees'])}")
+    else:
+        print("memtree eval's figures equal score.py's on the same hits (overall and unanswerable rows)")
     if abs(ip_all.get("hit@5", 0) - a.get("hit@5", 0)) > 0.002:
         print("note: in-process hit@5 differs from the CLI batch's — the two paths disagree")
     print(flush=True)

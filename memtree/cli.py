@@ -353,7 +353,7 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
     print_status(st, mt.settings.split.max_bytes)
 
 
-from . import cli_lifecycle, cli_write  # noqa: E402, F401  (register their commands on the app)
+from . import cli_eval, cli_lifecycle, cli_write  # noqa: E402, F401  (register their commands on the app)
 
 
 def main() -> None:
