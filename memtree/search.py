@@ -149,16 +149,19 @@ def run(
             break
         fetch *= 4  # the scope hid too many: look deeper
 
-    reason = None
-    best_cov = max((c.coverage for c in ranked), default=0.0)
-    if not ranked or best_cov < settings.reject_threshold:
-        reason = _reason(scored.stats, best_cov, settings.reject_threshold, bool(ranked))
-        ranked = []
     if adjust is not None:
         ranked.sort(key=lambda c: -c.keyword * c.factors.total if c.factors else -c.keyword)
+    had_candidates = bool(ranked)
+    ranked = ranked[:k]
+    reason = None
+    # judged on what would be returned: the extra candidates decay looked at do not count
+    best_cov = max((c.coverage for c in ranked), default=0.0)
+    if not ranked or best_cov < settings.reject_threshold:
+        reason = _reason(scored.stats, best_cov, settings.reject_threshold, had_candidates)
+        ranked = []
     hits = []
     left = budget
-    for c in ranked[:k]:
+    for c in ranked:
         seg = segments[c.si]
         node = tree.by_path.get(c.path)
         chunk_text = c.text
