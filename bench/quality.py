@@ -96,16 +96,18 @@ def _timed_pass(mt: Any, queries: list[str], kwargs: dict) -> tuple[list[float],
     return times, errors
 
 
-def _reinforcement_off(memtree_cls: Any, tree: Path, texts: list[str], timed: list[str], kwargs: dict) -> dict | None:
-    """The same warm passes with recall reinforcement off (search.reinforce), to price it."""
+def _lifecycle_off(
+    memtree_cls: Any, tree: Path, texts: list[str], timed: list[str], kwargs: dict, **off: bool
+) -> dict | None:
+    """The same warm passes with search settings ``off`` (reinforce, decay), to price them."""
     from dataclasses import fields, replace
 
     from memtree.config import load_settings
 
     settings = load_settings(tree)
-    if "reinforce" not in {f.name for f in fields(settings.search)}:
+    if not set(off) <= {f.name for f in fields(settings.search)}:
         return None
-    mt = memtree_cls(tree, settings=replace(settings, search=replace(settings.search, reinforce=False)))
+    mt = memtree_cls(tree, settings=replace(settings, search=replace(settings.search, **off)))
     _timed_pass(mt, texts, kwargs)
     times, _ = _timed_pass(mt, timed, kwargs)
     return summarize_ms(times)
@@ -138,12 +140,16 @@ def warm_timing(tree: Path, queries: list[dict]) -> dict:
     times, errors = _timed_pass(timed_mt, timed_q, kwargs)
     stats = summarize_ms(times)
     progress(f"warm: mean {stats['mean']:.2f} ms, p50 {stats['p50']:.2f}, p95 {stats['p95']:.2f}")
-    off = _reinforcement_off(memtree_cls, tree, texts, timed_q, kwargs)
+    off = _lifecycle_off(memtree_cls, tree, texts, timed_q, kwargs, reinforce=False)
     if off is not None:
         progress(f"warm with recall reinforcement off: mean {off['mean']:.2f} ms (on: {stats['mean']:.2f})")
+    plain = _lifecycle_off(memtree_cls, tree, texts, timed_q, kwargs, reinforce=False, decay=False)
+    if plain is not None:
+        progress(f"warm with reinforcement and decay off: mean {plain['mean']:.2f} ms (on: {stats['mean']:.2f})")
     return {
         **stats,
         "reinforce_off": off,
+        "lifecycle_off": plain,
         "open_s": open_s,
         "warmup_pass_s": first_pass_s,
         "errors": warm_errors + errors,
@@ -302,6 +308,16 @@ def print_report(r: dict) -> None:
         f"search errors {w['errors']}; memtree eval p50 {fmt(r['eval']['latency_ms']['p50'], 2)} ms, "
         f"p95 {fmt(r['eval']['latency_ms']['p95'], 2)} ms"
     )
+    priced = [
+        (name, w.get(key))
+        for name, key in (("reinforcement off", "reinforce_off"), ("reinforcement and decay off", "lifecycle_off"))
+    ]
+    priced = [(name, off) for name, off in priced if off]
+    if priced:
+        print(
+            f"warm mean {w['mean']:.2f} ms with reinforcement and decay on; "
+            + "; ".join(f"{name}: {off['mean']:.2f} ms ({w['mean'] / off['mean'] - 1:+.0%})" for name, off in priced)
+        )
     if w["note"]:
         print(f"note: {w['note']}")
     if r["eval_disagrees"]:
