@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import decay, store, text
 from . import tree as treemod
@@ -23,6 +23,7 @@ from .writing import Writing
 
 if TYPE_CHECKING:
     from .context import Context
+    from .semantic import Layer
     from .status import Status
     from .usage import Usage
 
@@ -48,6 +49,7 @@ class IndexResult:
     chunks: int
     files: int
     seconds: float
+    embedded: dict[str, Any] | None = None  # with --embed: model, chunks, newly embedded, seconds
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class MemTree(Writing):
         self._usage: Usage | None = None
         self._lines: dict[str, tuple[tuple[int, int] | None, list[str]]] = {}
         self._note_facts: dict[str, tuple[tuple[int, int], decay.NoteFacts]] = {}
+        self._semantic: Layer | None = None
+        self._semantic_noticed = False
         self._files_checked: tuple[float, tuple[int, int] | None] | None = None
         self._warnings: list[str] = []
         from cachetools import TTLCache
@@ -128,8 +132,18 @@ class MemTree(Writing):
 
     # --- commands ------------------------------------------------------------------------
 
-    def index(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> IndexResult:
-        """Refresh the chunk index, then add nodes for new bank notes and drop nodes of gone ones."""
+    def index(
+        self,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        embed: bool = False,
+        embed_progress: Callable[[int, int], None] | None = None,
+    ) -> IndexResult:
+        """Refresh the chunk index, then add nodes for new bank notes and drop nodes of gone ones.
+
+        ``embed`` also embeds every chunk without a vector (the semantic layer; raises
+        EmbedUnavailable when it cannot load).
+        """
         from . import catalog
 
         t0 = time.perf_counter()
@@ -146,9 +160,34 @@ class MemTree(Writing):
         finally:
             self._index.collect = None
         self._tree = None
+        embedded = None
+        if embed:
+            embedded = self._embed_all(embed_progress)
         return IndexResult(
-            report, change.added, change.dropped, self._index.n_chunks, len(self._index.files), time.perf_counter() - t0
+            report,
+            change.added,
+            change.dropped,
+            self._index.n_chunks,
+            len(self._index.files),
+            time.perf_counter() - t0,
+            embedded,
         )
+
+    def _embed_all(self, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+        from .errors import MemtreeError
+        from .semantic import Layer, _read_lines
+
+        layer = self._semantic_layer() or Layer(self.root, self.settings.embed, 0.6, 0.4)
+        if layer.embedder() is None:
+            raise MemtreeError(layer.notice or "the embedding model is unavailable")
+        t0 = time.perf_counter()
+        aligned = layer.align(self._index, lambda path: _read_lines(self.root, path), True, progress)
+        return {
+            "model": layer.embedder().model_id,
+            "chunks": len(aligned.rows),
+            "embedded": layer.embedded,
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
 
     def search(
         self,
@@ -158,11 +197,13 @@ class MemTree(Writing):
         budget: int | None = None,
         cache: bool = True,
         scope: str | None = None,
+        semantic: bool | None = None,
     ) -> SearchResult:
         """Search the memory; returns hits best first, or none with the reason (``rejected``).
 
         ``scope`` (default: ``search.scope`` in memtree.yaml) is the current scope: only entries
-        of it and of the scopes above it are found, and its own get the scope boost.
+        of it and of the scopes above it are found, and its own get the scope boost. ``semantic``
+        forces the embedding layer on or off (default: ``embed.enabled``; see memtree.semantic).
         """
         if tier not in TIER_CHOICES:
             raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
@@ -196,7 +237,7 @@ class MemTree(Writing):
             )
         # Why: a skipped note (not UTF-8, a symlink loop) does not bump the index version, yet its
         # warning must reach the caller, so the warnings are part of the key.
-        key = (query, k, tier, budget, chain, self._index.version, self._tree_stamp, tuple(self._warnings))
+        key = (query, k, tier, budget, chain, semantic, self._index.version, self._tree_stamp, tuple(self._warnings))
         if cache and key in self._cache:
             cached = self._cache[key]
             self._reinforce(cached)  # a repeated question is still a recall
@@ -224,6 +265,11 @@ class MemTree(Writing):
         # process's first query is scored in Python and the vectorized scorer takes over after it.
         vectorize = self._searches > 0 or "numpy" in sys.modules
         self._searches += 1
+        skip = tuple(f"bank/{b}/" for b in self.settings.disabled_banks)
+        sem = None
+        layer = self._semantic_layer() if semantic is not False else None
+        if layer is not None and (semantic or layer.wanted()):
+            sem = layer.scores(self._index, query, lambda seg: seg.files_in(frozenset(tiers), skip), read_lines)
         result = run(
             self._index,
             tree,
@@ -236,14 +282,26 @@ class MemTree(Writing):
             read_lines,
             budget,
             vectorize,
-            tuple(f"bank/{b}/" for b in self.settings.disabled_banks),
+            skip,
             self.settings.search.reinforce,
             self._adjuster(chain, read_lines),
+            sem,
         )
-        if self._warnings:
+        notices = list(self._warnings)
+        if layer is not None and layer.notice and not self._semantic_noticed:
+            notices.append(layer.notice)  # said once per MemTree: the downgrade is news only once
+            self._semantic_noticed = True
+        if notices or sem is not None:
             from dataclasses import replace
 
-            result = replace(result, warnings=tuple(self._warnings))
+            from .semantic import RRF_K
+
+            weights = dict(result.weights)
+            if sem is not None:
+                weights.update(keyword=sem.kw, semantic=sem.sw)
+                if sem.fusion == "rrf":
+                    weights["rrf_k"] = RRF_K
+            result = replace(result, warnings=tuple(notices), weights=weights)
         if cache:
             self._cache[key] = result
         self._reinforce(result)
@@ -272,6 +330,17 @@ class MemTree(Writing):
         return decay.Adjuster(
             time.time(), chain, recalls, note, settings.recency_boost, settings.scope_boost, settings.decay
         )
+
+    def _semantic_layer(self) -> Layer | None:
+        """The embedding layer (None when embed.enabled is off); nothing heavy is loaded until used."""
+        if self.settings.embed.enabled == "off":
+            return None
+        if self._semantic is None:
+            from .semantic import Layer
+
+            s = self.settings.search
+            self._semantic = Layer(self.root, self.settings.embed, s.keyword_weight, s.semantic_weight)
+        return self._semantic
 
     def _reinforce(self, result: SearchResult) -> None:
         if self.settings.search.reinforce and result.hits:
@@ -355,7 +424,16 @@ class MemTree(Writing):
             consolidation=last_run(self.root),
             banks=tuple(list_banks(self.root)),
             recall=recall_status(self.root, self.settings.recall.budget_tokens),
+            semantic=self._semantic_status(),
         )
+
+    def _semantic_status(self) -> dict[str, Any]:
+        layer = self._semantic_layer()
+        if layer is None:
+            return {"enabled": "off", "active": False}
+        from .semantic import coverage
+
+        return coverage(self.root, self._index, layer)
 
     def _relative(self, path: str, must_exist: bool = True) -> str:
         """A note path given on the command line (relative to here or the root) → root-relative."""

