@@ -46,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated (default: %(default)s)")
     ap.add_argument("--json-out", type=Path, help="write all figures to this JSON file")
     ap.add_argument("--cold-runs", type=int, default=5, help="cold CLI searches (default: %(default)s)")
+    ap.add_argument(
+        "--embed",
+        action="store_true",
+        help="also run `memtree index --embed`: every search then uses the semantic layer (memtree[embed])",
+    )
     args = ap.parse_args(argv)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     unknown = [d for d in args.datasets if d not in DATASETS]
@@ -229,11 +234,22 @@ def cold_cli(exe: str, tree: Path, queries: list[dict], runs: int) -> dict:
     return {"best_of_3_ms": 1000 * best3, "median_ms": 1000 * med, "runs_ms": [1000 * w for w in walls]}
 
 
-def evaluate(shared: Path, work: Path, dataset: str, exe: str, cold_runs: int) -> dict:
-    tree = work / f"{dataset}-tree"
+def embed_index(exe: str, tree: Path) -> dict:
+    """`memtree index --embed --json`: every chunk embedded; its figures and the wall time."""
+    progress(f"memtree index --embed --root {tree}")
+    wall, out = run([exe, "index", "--embed", "--json", "--root", str(tree)])
+    embedded = json.loads(out)["embedded"]
+    per_chunk = 1000 * embedded["seconds"] / max(1, embedded["embedded"])
+    progress(f"embedded {embedded['embedded']} chunks in {embedded['seconds']:.1f} s ({per_chunk:.1f} ms per chunk)")
+    return {**embedded, "wall_s": wall, "ms_per_chunk": per_chunk}
+
+
+def evaluate(shared: Path, work: Path, dataset: str, exe: str, cold_runs: int, embed: bool = False) -> dict:
+    tree = work / f"{dataset}-tree{'-embed' if embed else ''}"
     materialize(shared, dataset, tree)
     queries = load_jsonl(tree / "queries.jsonl")
     index_s = build_index(exe, tree)
+    embedded = embed_index(exe, tree) if embed else None
     figures = run_score(shared, exe, tree, work / f"{dataset}-score.json")
     report, rescored = eval_scores(shared, tree, work, dataset)
     warm = warm_timing(tree, queries)
@@ -249,6 +265,7 @@ def evaluate(shared: Path, work: Path, dataset: str, exe: str, cold_runs: int) -
         "eval_rescored": rescored,
         "eval_disagrees": disagreements(check, rescored),
         "cold": cold,
+        "embedded": embedded,
     }
 
 
@@ -291,7 +308,8 @@ def print_report(r: dict) -> None:
         f"{c['best_of_3_ms']:.0f} / {c['median_ms']:.0f}",
         fmt(r["index_s"], 2),
     ]
-    print(f"\n### memtree on {r['dataset']}\n")
+    mode = " with the semantic layer" if r.get("embedded") else ""
+    print(f"\n### memtree on {r['dataset']}{mode}\n")
     print(md_table(headers, [row]))
     cats = categories(r["in_process"])
     source = "memtree eval: in-process MemTree.search, score.py's rules"
@@ -318,6 +336,12 @@ def print_report(r: dict) -> None:
             f"warm mean {w['mean']:.2f} ms with reinforcement and decay on; "
             + "; ".join(f"{name}: {off['mean']:.2f} ms ({w['mean'] / off['mean'] - 1:+.0%})" for name, off in priced)
         )
+    if r.get("embedded"):
+        e = r["embedded"]
+        print(
+            f"semantic layer: {e['model']}; `memtree index --embed` embedded {e['embedded']} chunks in "
+            f"{e['seconds']:.1f} s ({e['ms_per_chunk']:.1f} ms per chunk incl. model load; wall {e['wall_s']:.1f} s)"
+        )
     if w["note"]:
         print(f"note: {w['note']}")
     if r["eval_disagrees"]:
@@ -337,7 +361,7 @@ def main(argv: list[str] | None = None) -> None:
     exe = memtree_exe()
     import_memtree()  # fail early, before any long step
     args.work.mkdir(parents=True, exist_ok=True)
-    results = [evaluate(shared, args.work.resolve(), d, exe, args.cold_runs) for d in args.datasets]
+    results = [evaluate(shared, args.work.resolve(), d, exe, args.cold_runs, args.embed) for d in args.datasets]
     print("\n## memtree retrieval quality and latency\n")
     for r in results:
         print_report(r)
