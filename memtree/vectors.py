@@ -1,88 +1,128 @@
 """The vector cache: chunk embeddings in .memtree/vectors/, keyed by content hash and model id.
 
-One model's vectors live in ``<model>.npy`` (float32 rows) beside ``<model>.keys`` (16-byte
-blake2b digests of the chunk texts, one per row) and ``<model>.json`` (model id, dimension,
-rows). A different model id means different files, so vectors of two models never mix; files
-whose header disagrees with the model (a torn write, another dimension) are discarded and
-rebuilt. Only texts whose hash is missing are embedded; writes are atomic (temp file, rename).
+One model's passage vectors live in ``<model>.npy``: one structured array whose rows pair the
+16-byte blake2b digest of a chunk text with its float32 vector, so keys and vectors can never
+go out of step, and which loads memory-mapped (no copy, no per-row work until a lookup needs
+the key index). Beside it ``<model>.json`` names the model id, kind and dimension. The file
+name carries a hash of the model id, so another model never reads or overwrites these vectors;
+a file that is corrupt, or whose header or layout disagrees, is discarded and rebuilt.
+
+Writes are atomic (temp file, rename; no fsync: derived state). A writer that finds the file replaced since it loaded
+(`memtree watch` and a search embedding at once) first takes in the rows the other one added.
+Everything here is derived: deleting it only costs re-embedding.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
-from collections.abc import Callable, Sequence
+import secrets
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from . import store
 
+if TYPE_CHECKING:
+    import numpy as np
+
 DIGEST = 16
+FORMAT = 1
 
 
 def digest(text: str) -> bytes:
-    """The cache key of a chunk text."""
-    return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
+    """The cache key of a chunk text: blake2b, 16 bytes, of its UTF-8."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=DIGEST).digest()
 
 
-def _safe(model_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)[:120] or "model"
+def _stem(model_id: str, kind: str) -> str:
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id).strip("._")[:80] or "model"
+    tag = hashlib.blake2b(f"{model_id}\0{kind}".encode(), digest_size=6).hexdigest()
+    return f"{readable}.{kind}.{tag}"
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of a file, None when absent: tells whether another process replaced it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class VectorCache:
-    """Vectors of one model, loaded lazily, grown by ``vectors_for``."""
+    """One model's vectors of one kind in ``directory`` (a root's .memtree/vectors), grown by ``vectors_for``."""
 
-    def __init__(self, directory: Path, model_id: str, dim: int) -> None:
-        self.directory, self.model_id, self.dim = directory, model_id, dim
-        stem = directory / _safe(model_id)
-        self._npy, self._keys, self._meta = (stem.with_suffix(s) for s in (".npy", ".keys", ".json"))
-        self._rows: dict[bytes, int] | None = None
-        self._matrix: Any = None
-
-    def _load(self) -> None:
+    def __init__(self, directory: Path, model_id: str, dim: int, kind: str = "passage") -> None:
         import numpy as np
 
-        if self._rows is not None:
-            return
-        self._rows, self._matrix = {}, np.zeros((0, self.dim), dtype=np.float32)
-        try:
-            meta = orjson.loads(self._meta.read_bytes())
-            keys = self._keys.read_bytes()
-            matrix = np.load(self._npy, allow_pickle=False)
-        except (OSError, ValueError):
-            return  # nothing cached yet, or unreadable: rebuilt as texts are embedded
-        n = len(keys) // DIGEST
-        if (
-            meta.get("model") != self.model_id
-            or meta.get("dim") != self.dim
-            or meta.get("rows") != n
-            or matrix.shape != (n, self.dim)
-            or matrix.dtype != np.float32
-        ):
-            return  # a torn or foreign cache: discarded, never mixed in
-        self._matrix = matrix
-        self._rows = {keys[i * DIGEST : (i + 1) * DIGEST]: i for i in range(n)}
+        self.directory, self.model_id, self.dim, self.kind = Path(directory), model_id, dim, kind
+        stem = _stem(model_id, kind)
+        self.path, self.meta_path = self.directory / f"{stem}.npy", self.directory / f"{stem}.json"
+        self.dtype = np.dtype([("key", f"V{DIGEST}"), ("vector", "<f4", (dim,))])
+        self.warnings: list[str] = []  # a save that failed (read-only .memtree): vectors kept in memory
+        self._stamp: tuple[int, int, int] | None = None
+        self._table = self._read()
+        self._index: dict[bytes, int] | None = None
 
-    def lookup(self, texts: Sequence[str]) -> tuple[Any, list[int]]:
+    @property
+    def _meta(self) -> dict[str, Any]:
+        return {"format": FORMAT, "model": self.model_id, "kind": self.kind, "dim": self.dim}
+
+    def _read(self) -> np.ndarray:
+        """The rows on disk; none when there is no file, and none (file removed) when it is unusable."""
+        import numpy as np
+
+        self._stamp = _stamp(self.path)
+        if self._stamp is not None:
+            try:
+                if orjson.loads(self.meta_path.read_bytes()) != self._meta:
+                    raise ValueError("header of another model, kind or dimension")
+                table = np.load(self.path, mmap_mode="r", allow_pickle=False)
+                if table.dtype == self.dtype and table.ndim == 1:
+                    return table
+            except (OSError, ValueError, EOFError):  # orjson.JSONDecodeError is a ValueError
+                pass
+            for path in (self.path, self.meta_path):  # corrupt, torn or foreign: rebuilt from the notes
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            self._stamp = None
+        return np.zeros(0, dtype=self.dtype)
+
+    def _keys(self) -> dict[bytes, int]:
+        """Digest → row, built on first use (one C-level pass, no per-row work at load)."""
+        if self._index is None:
+            self._index = {key: row for row, key in enumerate(self._table["key"].tolist())}
+        return self._index
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def coverage(self, texts: Iterable[str]) -> tuple[int, int]:
+        """(how many of ``texts`` have a vector, how many texts there are)."""
+        keys = self._keys()
+        have = total = 0
+        for t in texts:
+            total += 1
+            have += digest(t) in keys
+        return have, total
+
+    def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
         """The cached vector of each text (zeros where missing) and the indexes of the missing ones."""
         import numpy as np
 
-        self._load()
-        assert self._rows is not None
+        keys = self._keys()
+        rows = [keys.get(digest(t), -1) for t in texts]
+        missing = [i for i, r in enumerate(rows) if r < 0]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        missing = []
-        found_at, found_rows = [], []
-        for i, t in enumerate(texts):
-            row = self._rows.get(digest(t))
-            if row is None:
-                missing.append(i)
-            else:
-                found_at.append(i)
-                found_rows.append(row)
-        if found_at:
-            out[found_at] = self._matrix[found_rows]
+        if len(missing) < len(rows):
+            at = np.array(rows, dtype=np.intp)
+            found = at >= 0
+            out[found] = self._table["vector"][at[found]]
         return out, missing
 
     def vectors_for(
@@ -91,10 +131,12 @@ class VectorCache:
         embedder: Any,
         kind: str = "passage",
         progress: Callable[[int, int], None] | None = None,
-    ) -> Any:
-        """Vectors for ``texts`` (one row each), embedding and saving only the ones not cached."""
+    ) -> np.ndarray:
+        """Vectors for ``texts`` (one row each), embedding once each and saving only the ones not cached."""
         import numpy as np
 
+        if kind != self.kind:
+            raise ValueError(f"this cache holds {self.kind} vectors, not {kind}")
         out, missing = self.lookup(texts)
         if not missing:
             return out
@@ -102,52 +144,61 @@ class VectorCache:
         fresh = np.asarray(embedder.embed(todo, kind=kind, progress=progress), dtype=np.float32)
         if fresh.shape != (len(todo), self.dim):
             raise ValueError(f"the embedder returned {fresh.shape}, expected ({len(todo)}, {self.dim})")
-        by_text = dict(zip(todo, range(len(todo))))
-        for i in missing:
-            out[i] = fresh[by_text[texts[i]]]
-        self._add([digest(t) for t in todo], fresh)
+        at = {t: j for j, t in enumerate(todo)}
+        out[missing] = fresh[[at[texts[i]] for i in missing]]
+        added = np.zeros(len(todo), dtype=self.dtype)
+        added["key"] = np.frombuffer(b"".join(digest(t) for t in todo), dtype=f"V{DIGEST}")
+        added["vector"] = fresh
+        self._table, self._index = np.concatenate([self._table, added]), None
+        self.save()
         return out
 
-    def _add(self, keys: list[bytes], vectors: Any) -> None:
+    def retain(self, texts: Iterable[str]) -> int:
+        """Drop the vectors of chunks no longer present (all but ``texts``); returns how many went."""
         import numpy as np
 
-        assert self._rows is not None
-        start = len(self._rows)
-        for j, key in enumerate(keys):
-            self._rows[key] = start + j
-        self._matrix = np.concatenate([self._matrix, vectors]) if start else vectors
-        self.save()
-
-    def retain(self, texts: Sequence[str]) -> int:
-        """Drop the vectors of chunks no longer present (all but ``texts``); returns how many went."""
-        self._load()
-        assert self._rows is not None
         keep = {digest(t) for t in texts}
-        kept = [(k, r) for k, r in self._rows.items() if k in keep]
-        dropped = len(self._rows) - len(kept)
+        mask = np.fromiter((k in keep for k in self._table["key"].tolist()), dtype=bool, count=len(self._table))
+        dropped = int(mask.size - mask.sum())
         if dropped:
-            self._matrix = self._matrix[[r for _, r in kept]]
-            self._rows = {k: i for i, (k, _) in enumerate(kept)}
-            self.save()
+            self._table, self._index = self._table[mask], None
+            self.save(merge=False)
         return dropped
 
-    def save(self) -> None:
-        """Write the three files atomically (derived state: no fsync)."""
-        import io
-
+    def save(self, merge: bool = True) -> None:
+        """Write the rows atomically, after taking in rows another process saved since this one loaded."""
         import numpy as np
 
-        assert self._rows is not None
-        order = sorted(self._rows.items(), key=lambda kv: kv[1])
-        keys = b"".join(k for k, _ in order)
-        buf = io.BytesIO()
-        np.save(buf, np.ascontiguousarray(self._matrix, dtype=np.float32), allow_pickle=False)
-        store.atomic_write(self._npy, buf.getvalue(), durable=False)
-        store.atomic_write(self._keys, keys, durable=False)
-        meta = {"model": self.model_id, "dim": self.dim, "rows": len(self._rows)}
-        store.atomic_write(self._meta, orjson.dumps(meta), durable=False)
+        if merge and _stamp(self.path) not in (None, self._stamp):
+            theirs, keys = self._read(), self._keys()
+            new = np.fromiter((k not in keys for k in theirs["key"].tolist()), dtype=bool, count=len(theirs))
+            if new.any():
+                self._table, self._index = np.concatenate([self._table, theirs[new]]), None
+        if isinstance(self._table, np.memmap):  # in memory: the mapped file is about to be replaced
+            self._table = np.array(self._table)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if not self.meta_path.is_file():
+                store.atomic_write(self.meta_path, orjson.dumps(self._meta), durable=False)
+            _save_atomic(self.path, self._table)
+            self._stamp = _stamp(self.path)
+        except OSError as exc:
+            warning = f"{self.directory}: vectors not saved ({exc.strerror or exc}); kept in memory for this process"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
 
-    def __len__(self) -> int:
-        self._load()
-        assert self._rows is not None
-        return len(self._rows)
+
+def _save_atomic(path: Path, table: np.ndarray) -> None:
+    """``np.save`` straight into a temp file beside ``path`` (no copy in memory), then rename it over."""
+    import numpy as np
+
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask decides, as for notes
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, table, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

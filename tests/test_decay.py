@@ -184,8 +184,11 @@ def test_add_writes_the_scope_that_search_then_honours(tmp_path: Path) -> None:
 
 def test_frontmatter_dates_and_scopes_are_read_without_yaml_in_their_usual_forms() -> None:
     for raw in ("2026-10-01", "'2026-10-01'", '"2026-10-01"', "2026-10-01 # first draft", "2026-10-01T00:00:00Z"):
-        facts = decay.note_facts("bank/x.md", ["---", "title: x", f"updated: {raw}", "scope: 'project:api'", "---"], 1.0)
-        assert (facts.time, facts.origin, facts.scope) == (decay.parse_time("2026-10-01"), "frontmatter", "project:api")
+        facts = decay.note_facts(
+            "bank/x.md", ["---", "title: x", f"updated: {raw}", "scope: 'project:api'", "---"], 1.0
+        )
+        expected = (decay.parse_time("2026-10-01"), "frontmatter", "project:api")
+        assert (facts.time, facts.origin, facts.scope) == expected
     unclosed = decay.note_facts("bank/x.md", ["---", "date: 2026-10-01", "body"], 1.0)
     assert unclosed.origin == "modified"
     bad = decay.note_facts("bank/x.md", ["---", "date: someday", "scope: team:x", "---"], 1.0)

@@ -161,9 +161,7 @@ def test_too_many_new_chunks_wait_for_index_embed(tmp_path: Path, embedder: Conc
     assert any("3 chunks have no vectors yet" in w for w in result.warnings)
 
 
-def test_a_missing_extra_or_model_downgrades_to_keywords_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_missing_extra_or_model_downgrades_to_keywords_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(model_dir: str | None) -> Any:
         raise MemtreeError("pip install 'memtree[embed]' to search by meaning")
 
