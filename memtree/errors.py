@@ -6,7 +6,10 @@
      ├── TreeError               tree-index.json: bad JSON (line, column), schema, unknown parent,
      │                           duplicate id, cycle, path outside the root, missing file
      ├── QueryError              a query with no searchable term, or options that make no sense
-     └── EmptyMemory             the root has no notes to search
+     ├── QueryFileError          memtree eval: a query or spans file unreadable or invalid (file, line)
+     ├── EmptyMemory             the root has no notes to search
+     └── EmbedUnavailable        memtree.embedding: the extra, the model or its files are missing
+                                 (search downgrades to keywords; `index --embed` reports it)
 
 Problems that do not stop a command — a non-UTF-8 file, a symlink loop — are returned as
 warnings naming the file, never raised.
