@@ -21,7 +21,7 @@ META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>[^\n]*?)-->[ \t]*$", re.
 SPLIT_MARKER = "<!-- memtree:split -->"
 """Starts the index of children a split note keeps (memtree.split writes it)."""
 _FIELD_ORDER = ("id", "created", "tags", "kind", "source", "scope", "merged")
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _SPACES = re.compile(r"\s+")
 _TRAILING_PUNCT = " .。!?！？;:…"
 
@@ -100,7 +100,7 @@ class Entry:
         """The entry's words: no list marker (nor the continuation lines' indent), no metadata."""
         if not self.is_item:
             return self.text.strip()
-        m = _LIST_MARKER.match(self.text)
+        m = LIST_MARKER.match(self.text)
         width = m.end() if m else 0
         first, *rest = self.text[width:].split("\n")
         # continuation lines are indented under the item's text; that indent is layout, not content
@@ -151,7 +151,7 @@ def iter_ids(note: str) -> Iterator[str]:
 
 def normalize(text: str) -> str:
     """The form two entries are compared in: no metadata or list marker, NFC, casefold, one space."""
-    text = _LIST_MARKER.sub("", strip_meta(text), count=1)
+    text = LIST_MARKER.sub("", strip_meta(text), count=1)
     text = _SPACES.sub(" ", unicodedata.normalize("NFC", text).casefold()).strip()
     return text.rstrip(_TRAILING_PUNCT)
 

@@ -8,7 +8,7 @@ import math
 from collections import Counter
 from itertools import pairwise
 
-from .entries import _LIST_MARKER, normalize, strip_meta
+from .entries import LIST_MARKER, normalize, strip_meta
 from .text import relation, terms
 
 # Why this function (bench/dedup.py on 149 hand-labelled pairs: 47 duplicate, 56 related,
@@ -41,7 +41,7 @@ def _content(text: str) -> str:
     # whitespace pass is a third of the time of a comparison; the terms come out the same.
     if "memtree:" in text:
         text = strip_meta(text)
-    return _LIST_MARKER.sub("", text, count=1)
+    return LIST_MARKER.sub("", text, count=1)
 
 
 def term_set(text: str) -> set[str]:

@@ -43,6 +43,11 @@ def chunk_keys(path: str, chunk_text: str, matched: tuple[str, ...] = ()) -> tup
     entries that hold a matched term, or for all of them when none does. A chunk with no entry
     (a table, a code block) is keyed by `path#hash` of its text.
     """
+    line = chunk_text.strip()
+    if "\n" not in line and "memtree:" not in line and line[:1] not in ("#", "|", "`", "~", ""):
+        # one line, no metadata: one hand-written entry (a list item or a paragraph); the common case
+        content = entries.LIST_MARKER.sub("", line, count=1).strip()
+        return (f"{path}#{hashlib.blake2b(content.encode(), digest_size=6).hexdigest()}",)
     found = entries.parse_entries(chunk_text)
     if not found:
         return (f"{path}#{hashlib.blake2b(chunk_text.strip().encode(), digest_size=6).hexdigest()}",)

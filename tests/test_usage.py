@@ -72,3 +72,20 @@ def test_a_cli_search_counts_its_hits_before_the_process_exits(sample_root: Path
     assert done.returncode == 0, done.stderr
     counts = orjson.loads((sample_root / ".memtree/usage.json").read_bytes())
     assert counts and all(row[0] == 1 for row in counts.values())
+
+
+def test_the_one_line_fast_path_keys_entries_as_parsing_them_does() -> None:
+    from memtree import entries
+    from memtree.usage import entry_keys
+
+    for line in (
+        "- 금요일에는 배포하지 않는다",
+        "  * nested item  ",
+        "12. numbered",
+        "a paragraph",
+        "1.5 is a number",
+        "-dash",
+    ):
+        parsed = entries.parse_entries(line)
+        assert len(parsed) == 1
+        assert chunk_keys("bank/a.md", line) == entry_keys("bank/a.md", parsed[0]), line
