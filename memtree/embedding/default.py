@@ -26,12 +26,20 @@ WEIGHTS_VERSION = "0.3.0"
 WEIGHTS_FILE = "e5-small-q4.bin"
 WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 MODEL_ID = f"{BASE_MODEL}@q4-{WEIGHTS_SHA256[:12]}"
-CONVERTER = 1
+CONVERTER = 2  # 2: memtree-embed.json carries the calibrated min_similarity
 """Bump when the conversion's output changes: it names the cache folder, so no stale conversion is
 loaded. If the vectors change too, give MODEL_ID a new suffix, so that cached vectors are rebuilt."""
 FOLDER = f"multilingual-e5-small-q4-onnx{CONVERTER}-{WEIGHTS_SHA256[:12]}"
+MIN_SIMILARITY = 0.86
+"""τ: a hit without keyword evidence needs this cosine. Calibrated with `bench/reject.py --semantic` on the
+dev sets (README, "Rejection"): KorQuAD unanswerable left empty 0.607, answerable 0.003; LoCoMo 0.043 / 0.015."""
 CONFIG = ModelConfig(
-    model_id=MODEL_ID, query_prefix="query: ", passage_prefix="passage: ", pooling="mean", max_length=512
+    model_id=MODEL_ID,
+    query_prefix="query: ",
+    passage_prefix="passage: ",
+    pooling="mean",
+    max_length=512,
+    min_similarity=MIN_SIMILARITY,
 )
 FILES = (MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE)
 
