@@ -223,6 +223,9 @@ class Adjuster:
     ) -> None:
         self.now, self.chain, self.recalls, self.note = now, chain, recalls, note
         self.recency_boost, self.scope_boost, self.decay = recency_boost, scope_boost, decay
+        boost = scope_boost if chain else 1.0
+        self.max_factor = max(1.0, recency_boost if decay else 1.0) * max(1.0, boost)
+        """No chunk's multipliers exceed this (decay weights are at most 1)."""
 
     def factors(self, path: str, chunk_text: str, keys: tuple[str, ...]) -> Factors | None:
         """The chunk's multipliers, or None when it is out of the current scope."""

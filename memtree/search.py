@@ -160,8 +160,11 @@ def run(
         if semantic is not None:
             seen = {(si, d) for _, si, d in top}
             wanted += [(None, si, d) for si, d in semantic.top(fetch) if (si, d) not in seen]
-        table = scored.strengths([(si, d) for _, si, d in wanted])
-        ranked = [c for (kw, si, d), st in zip(wanted, table) if (c := candidate(kw, si, d, st)) is not None]
+        if semantic is None and adjust is not None:
+            ranked = _weigh_lazily(wanted, k, adjust.max_factor, scored, candidate)
+        else:
+            table = scored.strengths([(si, d) for _, si, d in wanted])
+            ranked = [c for (kw, si, d), st in zip(wanted, table) if (c := candidate(kw, si, d, st)) is not None]
         if (adjust is None and semantic is None) or len(ranked) >= k or len(top) < fetch:
             break
         fetch *= 4  # the scope hid too many: look deeper
@@ -267,6 +270,34 @@ class _Candidate(NamedTuple):
     keys: tuple[str, ...]
     factors: Factors | None
     cos: float | None = None  # cosine similarity to the query (semantic layer on)
+
+
+def _weigh_lazily(
+    wanted: list[tuple[float | None, int, int]],
+    k: int,
+    max_factor: float,
+    scored: Any,
+    candidate: Callable[[float | None, int, int, list[float]], _Candidate | None],
+) -> list[_Candidate]:
+    """Candidates in keyword order, weighed until none further down can reach the top k.
+
+    A chunk's multipliers are at most ``max_factor`` (recency × scope boost), so once the k-th best
+    weighed score is at least the next keyword score × max_factor, nothing below can climb into the
+    top k: usually after the first k chunks, when every note is equally fresh.
+    """
+    import bisect
+
+    ranked: list[_Candidate] = []
+    best: list[float] = []  # weighed scores so far, negated and sorted
+    for kw, si, d in wanted:
+        if kw is not None and len(best) >= k and -best[k - 1] >= kw * max_factor:
+            break
+        c = candidate(kw, si, d, scored.strengths([(si, d)])[0])
+        if c is None:
+            continue
+        ranked.append(c)
+        bisect.insort(best, -(c.keyword * c.factors.total if c.factors else c.keyword))
+    return ranked
 
 
 def _recall_source(chunk_text: str) -> tuple[str, tuple[int, int]] | None:
