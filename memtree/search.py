@@ -237,7 +237,7 @@ def run(
             matched,
             c.rt.keywords if c.rt else (),
             truncated,
-            chunk_keys(c.path, c.text, matched) if want_keys else (),
+            (c.keys if len(c.keys) == 1 else chunk_keys(c.path, c.text, matched)) if want_keys else (),
             c.factors.origin if c.factors else "",
             via,
         )
