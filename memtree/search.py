@@ -289,10 +289,12 @@ def _weigh_lazily(
 
     ranked: list[_Candidate] = []
     best: list[float] = []  # weighed scores so far, negated and sorted
-    for kw, si, d in wanted:
+    # the first k are always weighed: their strengths in one batch (the numpy backend pays per call)
+    first = scored.strengths([(si, d) for _, si, d in wanted[:k]])
+    for i, (kw, si, d) in enumerate(wanted):
         if kw is not None and len(best) >= k and -best[k - 1] >= kw * max_factor:
             break
-        c = candidate(kw, si, d, scored.strengths([(si, d)])[0])
+        c = candidate(kw, si, d, first[i] if i < k else scored.strengths([(si, d)])[0])
         if c is None:
             continue
         ranked.append(c)
