@@ -17,12 +17,13 @@ keyword-only and says so once (a warning in the result, so `--json` carries it t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import store
+from .entries import strip_meta
 
 if TYPE_CHECKING:
     import numpy as np
@@ -119,7 +120,6 @@ class _Aligned:
     version: int
     rows: dict[tuple[int, int], int]
     matrix: np.ndarray  # (chunks, dim), L2-normalized rows; zeros where a chunk has no vector
-    paths: list[str]  # per row
     missing: int
     docs: list[tuple[int, int]] = field(default_factory=list)  # (segment, chunk) per row
     masks: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)  # searched rows, per tier filter
@@ -221,15 +221,7 @@ class Layer:
         embedder = self.embedder()
         if embedder is None:
             raise RuntimeError(self.notice or "no embedder")
-        rows: dict[tuple[int, int], int] = {}
-        texts: list[str] = []
-        paths: list[str] = []
-        for si, path, docs, lines in _live_chunks(index, read_lines):
-            seg = index.segment_list()[si][1]
-            for d in docs:
-                rows[(si, d)] = len(texts)
-                texts.append(_passage(lines, seg.doc_start[d], seg.doc_end[d]))
-                paths.append(path)
+        rows, texts = _chunk_texts(index, read_lines)
         cache = VectorCache(self.root / store.STATE_DIR / VECTORS_DIR, embedder.model_id, embedder.dim)
         missing = 0
         have, absent = cache.lookup(texts)
@@ -240,17 +232,24 @@ class Layer:
             matrix, missing = have, len(absent)
         # a private, aligned copy: a product over rows read from the memory-mapped cache ran 40× slower
         matrix = np.array(matrix, dtype=np.float32, order="C", copy=True)
-        self._aligned = _Aligned(index.version, rows, matrix, paths, missing, list(rows))
+        self._aligned = _Aligned(index.version, rows, matrix, missing, list(rows))
         return self._aligned
 
 
-def _live_chunks(index: Index, read_lines: Callable[[str], list[str]]) -> Iterator[tuple[int, str, range, list[str]]]:
-    """(segment, path, its chunks, its lines) for every live note of the index."""
+def _chunk_texts(index: Index, read_lines: Callable[[str], list[str]]) -> tuple[dict[tuple[int, int], int], list[str]]:
+    """Every live chunk's passage text, in index order, and its row: (segment, chunk) → row."""
+    rows: dict[tuple[int, int], int] = {}
+    texts: list[str] = []
     for si, (_, seg) in enumerate(index.segment_list()):
         for fi, path in enumerate(seg.files):
             docs = range(seg.file_start[fi], seg.file_start[fi + 1])
-            if fi not in seg.dead_files and docs:
-                yield si, path, docs, read_lines(path)
+            if fi in seg.dead_files or not docs:
+                continue
+            lines = read_lines(path)
+            for d in docs:
+                rows[(si, d)] = len(texts)
+                texts.append(_passage(lines, seg.doc_start[d], seg.doc_end[d]))
+    return rows, texts
 
 
 def _read_lines(root: Path, path: str) -> list[str]:
@@ -261,8 +260,6 @@ def _read_lines(root: Path, path: str) -> list[str]:
 
 
 def _passage(lines: list[str], start: int, end: int) -> str:
-    from .entries import strip_meta
-
     return strip_meta("\n".join(lines[start - 1 : end])).strip()
 
 
@@ -278,19 +275,14 @@ def coverage(root: Path, index: Index, layer: Layer) -> dict[str, Any]:
         return out
     from .vectors import VectorCache
 
-    segments = [seg for _, seg in index.segment_list()]
-    texts = [
-        _passage(lines, segments[si].doc_start[d], segments[si].doc_end[d])
-        for si, _, docs, lines in _live_chunks(index, lambda path: _read_lines(root, path))
-        for d in docs
-    ]
+    _, texts = _chunk_texts(index, lambda path: _read_lines(root, path))
     cache = VectorCache(root / store.STATE_DIR / VECTORS_DIR, embedder.model_id, embedder.dim)
-    _, absent = cache.lookup(texts)
+    have, total = cache.coverage(texts)
     out.update(
         active=True,
         model=embedder.model_id,
-        chunks=len(texts),
-        with_vectors=len(texts) - len(absent),
+        chunks=total,
+        with_vectors=have,
         seconds=round(time.perf_counter() - started, 3),
     )
     return out

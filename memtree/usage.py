@@ -26,6 +26,11 @@ FLUSH_EVERY_S = 1.0
 _RETRIEVALS, _LAST_RETRIEVED, _ACCESSES, _LAST_ACCESSED = range(4)
 
 
+def text_key(path: str, words: str) -> str:
+    """The usage key of text without an entry id: `path#` and a short hash of the words."""
+    return f"{path}#{hashlib.blake2b(words.encode(), digest_size=6).hexdigest()}"
+
+
 def entry_keys(path: str, entry: entries.Entry) -> tuple[str, ...]:
     """The usage keys of one entry: its id (and the ids merged into it), else `path#hash` of its words."""
     meta = entry.meta
@@ -33,7 +38,7 @@ def entry_keys(path: str, entry: entries.Entry) -> tuple[str, ...]:
         return (meta.id, *meta.merged)
     if meta.extra.get("key"):  # a recall/ excerpt counts for its source entry
         return (meta.extra["key"],)
-    return (f"{path}#{hashlib.blake2b(entry.content.strip().encode(), digest_size=6).hexdigest()}",)
+    return (text_key(path, entry.content.strip()),)
 
 
 def chunk_keys(path: str, chunk_text: str, matched: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -47,10 +52,10 @@ def chunk_keys(path: str, chunk_text: str, matched: tuple[str, ...] = ()) -> tup
     if "\n" not in line and "memtree:" not in line and line[:1] not in ("#", "|", "`", "~", ""):
         # one line, no metadata: one hand-written entry (a list item or a paragraph); the common case
         content = entries.LIST_MARKER.sub("", line, count=1).strip()
-        return (f"{path}#{hashlib.blake2b(content.encode(), digest_size=6).hexdigest()}",)
+        return (text_key(path, content),)
     found = entries.parse_entries(chunk_text)
     if not found:
-        return (f"{path}#{hashlib.blake2b(chunk_text.strip().encode(), digest_size=6).hexdigest()}",)
+        return (text_key(path, chunk_text.strip()),)
     if matched and len(found) > 1:
         holding = [e for e in found if any(t in e.content.casefold() for t in matched)]
         found = holding or found
