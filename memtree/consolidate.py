@@ -20,7 +20,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +164,6 @@ def apply(root: Path, merges: list[Merge]) -> int:
                 [*kept.meta.merged, *(i for c in dropped if c is not None for i in (c.meta.id, *c.meta.merged) if i)]
             )
         )
-        from dataclasses import replace
-
         meta = replace(kept.meta, tags=tags, merged=merged)
         edits.setdefault(m.keep.path, []).append((kept.start, kept.end, entries.with_meta(kept, kept.content, meta)))
         for it, c in zip(m.drop, dropped):

@@ -184,6 +184,11 @@ class Factors:
         return self.decay * self.recency * self.scope
 
 
+def _scope_boost(facts: ChunkFacts, chain: tuple[str, ...] | None, boost: float) -> float:
+    """``boost`` when the chunk belongs to the current scope (the chain's last), else 1."""
+    return boost if chain and chain[-1] in facts.scopes else 1.0
+
+
 def factors(
     facts: ChunkFacts,
     recalls: int,
@@ -196,8 +201,7 @@ def factors(
     age = max(0.0, (now - facts.time) / DAY_S)
     if math.isnan(age):
         age = 0.0
-    current = chain[-1] if chain else None
-    boost = scope_boost if current is not None and current in facts.scopes else 1.0
+    boost = _scope_boost(facts, chain, scope_boost)
     return Factors(
         weight(age, recalls),
         recency_boost if age < PROTECT_DAYS else 1.0,
@@ -233,7 +237,6 @@ class Adjuster:
         if not visible(facts.scopes, self.chain):
             return None
         if not self.decay:
-            current = self.chain[-1] if self.chain else None
-            boost = self.scope_boost if current is not None and current in facts.scopes else 1.0
+            boost = _scope_boost(facts, self.chain, self.scope_boost)
             return Factors(1.0, 1.0, boost, 0.0, 0, "")
         return factors(facts, self.recalls(keys), self.now, self.chain, self.recency_boost, self.scope_boost)
