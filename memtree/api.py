@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,11 +153,17 @@ class MemTree(Writing):
             report = self.refresh(force=force, progress=progress)
             bank = sorted(p for p, e in self._index.files.items() if e.tier == "bank")
             segments = [s for _, s in self._index.segment_list()]
-            with store.write_lock(self.root):  # an agent's `add` may be adding a node right now
-                current = treemod.load(self.root, check_files=False)
-                change = catalog.update(self.root, current, bank, segments, self._index.collect)
-                if change.added or change.dropped or not (self.root / treemod.TREE_FILE).exists():
-                    store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(change.tree))
+            collected = self._index.collect
+            changes: list[catalog.CatalogChange] = []
+
+            def synced(current: treemod.Tree) -> treemod.Tree | None:
+                # an agent's `add` may be adding a node right now: the catalog works on the file as it is
+                changes[:] = [catalog.update(self.root, current, bank, segments, collected)]
+                missing = not (self.root / treemod.TREE_FILE).exists()
+                return changes[0].tree if changes[0].added or changes[0].dropped or missing else None
+
+            treemod.update(self.root, synced)
+            change = changes[0]
         finally:
             self._index.collect = None
         self._tree = None
@@ -198,8 +205,12 @@ class MemTree(Writing):
         cache: bool = True,
         scope: str | None = None,
         semantic: bool | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         """Search the memory; returns hits best first, or none with the reason (``rejected``).
+
+        ``now`` (default: the clock, read here and nowhere below) is the moment decay and recency
+        are judged at, so a result is reproducible on any date.
 
         ``scope`` (default: ``search.scope`` in memtree.yaml) is the current scope: only entries
         of it and of the scopes above it are found, and its own get the scope boost. ``semantic``
@@ -237,7 +248,20 @@ class MemTree(Writing):
             )
         # Why: a skipped note (not UTF-8, a symlink loop) does not bump the index version, yet its
         # warning must reach the caller, so the warnings are part of the key.
-        key = (query, k, tier, budget, chain, semantic, self._index.version, self._tree_stamp, tuple(self._warnings))
+        moment = time.time() if now is None else now.timestamp()
+        # Why: an explicit `now` is part of the question; the clock's own moves are the TTL's business.
+        key = (
+            query,
+            k,
+            tier,
+            budget,
+            chain,
+            semantic,
+            now,
+            self._index.version,
+            self._tree_stamp,
+            tuple(self._warnings),
+        )
         if cache and key in self._cache:
             cached = self._cache[key]
             self._reinforce(cached)  # a repeated question is still a recall
@@ -284,7 +308,7 @@ class MemTree(Writing):
             vectorize,
             skip,
             self.settings.search.reinforce,
-            self._adjuster(chain, read_lines),
+            self._adjuster(chain, read_lines, moment),
             sem,
         )
         notices = list(self._warnings)
@@ -307,7 +331,9 @@ class MemTree(Writing):
         self._reinforce(result)
         return result
 
-    def _adjuster(self, chain: tuple[str, ...] | None, read_lines: Callable[[str], list[str]]) -> decay.Adjuster | None:
+    def _adjuster(
+        self, chain: tuple[str, ...] | None, read_lines: Callable[[str], list[str]], now: float
+    ) -> decay.Adjuster | None:
         """Decay, recency and scope for this search (None when all three are off)."""
         settings = self.settings.search
         if not settings.decay and chain is None:
@@ -327,9 +353,7 @@ class MemTree(Writing):
             return found
 
         recalls = self._usage_counter().retrievals() if settings.decay else (lambda keys: 0)
-        return decay.Adjuster(
-            time.time(), chain, recalls, note, settings.recency_boost, settings.scope_boost, settings.decay
-        )
+        return decay.Adjuster(now, chain, recalls, note, settings.recency_boost, settings.scope_boost, settings.decay)
 
     def _semantic_layer(self) -> Layer | None:
         """The embedding layer (None when embed.enabled is off); nothing heavy is loaded until used."""
@@ -376,14 +400,20 @@ class MemTree(Writing):
         return built
 
     def context(
-        self, query: str, budget: int = 2000, k: int = 10, tier: str = "default", scope: str | None = None
+        self,
+        query: str,
+        budget: int = 2000,
+        k: int = 10,
+        tier: str = "default",
+        scope: str | None = None,
+        now: datetime | None = None,
     ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
         from .context import render
 
         if budget < 1:
             raise QueryError("the token budget must be at least 1")
-        return render(self.search(query, k=k, tier=tier, scope=scope), budget)
+        return render(self.search(query, k=k, tier=tier, scope=scope, now=now), budget)
 
     def get(self, ref: str) -> Note:
         """A note by node id or root-relative path."""

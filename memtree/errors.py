@@ -8,6 +8,9 @@
      ├── QueryError              a query with no searchable term, or options that make no sense
      ├── QueryFileError          memtree eval: a query or spans file unreadable or invalid (file, line)
      ├── EmptyMemory             the root has no notes to search
+     ├── OutsideRoot             a path that leads out of the root (`..`, absolute, a symlink out)
+     ├── ChangedOnDisk           a note changed between memtree's read and its write (retried)
+     ├── ReadOnlyRoot            a write refused by the file system (read-only, no permission)
      └── EmbedUnavailable        memtree.embedding: the extra, the model or its files are missing
                                  (search downgrades to keywords; `index --embed` reports it)
 
@@ -40,3 +43,15 @@ class QueryError(MemtreeError):
 
 class EmptyMemory(MemtreeError):
     """The memory root holds no notes in the tiers searched."""
+
+
+class OutsideRoot(MemtreeError):
+    """A path that resolves outside the memory root (``..``, absolute, or a symlink out)."""
+
+
+class ChangedOnDisk(MemtreeError):
+    """A note changed after memtree read it and before its write landed; the write was not made."""
+
+
+class ReadOnlyRoot(MemtreeError):
+    """The file system refused a write (read-only, or no permission); nothing was written."""

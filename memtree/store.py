@@ -1,20 +1,45 @@
-"""The only file I/O for notes: tier walking with ignore rules, safe reads, atomic writes."""
+"""The only file I/O for notes: tier walking, containment, safe reads, guarded atomic writes, the lock.
+
+Four promises live here, and every module that touches a tracked file keeps them by calling in:
+
+- **Nothing outside the root.** :func:`inside` resolves a path's real location (symlinks followed)
+  and refuses one that leaves the root; :func:`walk` skips, with a warning, a symlink leading out.
+- **Never replace bytes memtree did not see.** A file is read into a :class:`Snapshot`;
+  :func:`save` writes the new bytes to a temp file, compares the file on disk with the snapshot
+  right before the rename and raises :class:`ChangedOnDisk` when a person or a script changed it
+  meanwhile (:func:`rewrite` then retries on the new content). After the rename the replaced file
+  is checked once more through a descriptor opened before it, so an append that landed in the
+  instant between the compare and the rename is put back and retried too.
+- **One writer at a time, whatever is deleted.** The write lock is an flock on the root folder
+  itself, not a file in ``.memtree/``, so ``rm -rf .memtree`` while writers run cannot split them.
+- **Crash leftovers are swept.** Temp files are ``.NAME.memtree-XXXX.tmp``; each write sweeps its
+  folder's stale ones under the lock, and `memtree check` sweeps the whole root.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+from .errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
 
 TIERS = ("recall", "bank", "memory")
 """Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
 NOTE_SUFFIXES = (".md", ".markdown")
 STATE_DIR = ".memtree"
 ARCHIVE_DIR = "_archive"
-WRITE_LOCK = "write.lock"
+TEMP_MARK = ".memtree-"
+"""Every temp file memtree writes is named ``.NAME.memtree-XXXX.tmp`` (crash leftovers are swept)."""
+REWRITE_ATTEMPTS = 20
+"""How often :func:`rewrite` re-reads a note that keeps changing under it before it gives up."""
 
 
 class FileStat(NamedTuple):
@@ -43,9 +68,13 @@ def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], li
     """
     found: list[FileStat] = []
     warnings: list[str] = []
+    base = os.path.realpath(root)
     for tier in tiers:
         top = os.path.join(root, tier)
         if not os.path.isdir(top):
+            continue
+        if not _within(base, os.path.realpath(top)):
+            warnings.append(f"{tier}: skipped, a symlink leading outside the memory root")
             continue
         seen: set[tuple[int, int]] = set()
         stack = [(top, tier)]
@@ -68,6 +97,10 @@ def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], li
                     continue
                 child = f"{rel}/{name}"
                 try:
+                    # Why: a link to /etc/passwd or /usr must never be read, listed or written through
+                    if entry.is_symlink() and not _within(base, os.path.realpath(entry.path)):
+                        warnings.append(f"{child}: skipped, a symlink leading outside the memory root")
+                        continue
                     if entry.is_dir():
                         stack.append((entry.path, child))
                     elif name.endswith(NOTE_SUFFIXES) and entry.is_file():
@@ -100,7 +133,7 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     atomic), only a power cut may lose the write — right for rebuildable state in .memtree/.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes 0600 files: keep the replaced file's mode, or the usual one for a new file
         try:
@@ -151,17 +184,270 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+_held = threading.local()
+
+
+def _depth(root: Path) -> dict[str, int]:
+    if not hasattr(_held, "roots"):
+        _held.roots = {}
+    return _held.roots
+
+
+def holding(root: Path) -> bool:
+    """Whether this thread holds ``root``'s write lock."""
+    return _depth(root).get(os.path.realpath(root), 0) > 0
+
+
 @contextlib.contextmanager
 def write_lock(root: Path) -> Iterator[None]:
-    """The root's write lock: every change to notes, tree-index.json or conflicts.json takes it."""
-    from .errors import MemtreeError
+    """The root's write lock: every change to a tracked file (notes, tree-index.json, conflicts.json) takes it.
 
-    path = root / STATE_DIR / WRITE_LOCK
-    with contextlib.ExitStack() as stack:
+    An flock on the root folder itself: ``.memtree/`` stays deletable at any moment, and a lock
+    cannot be lost with it. Re-entrant within a thread; other threads and processes wait.
+    """
+    key = os.path.realpath(root)
+    depth = _depth(root)
+    if depth.get(key, 0):
+        depth[key] += 1
         try:
-            stack.enter_context(locked(path))
-        except OSError as exc:
-            raise MemtreeError(
-                f"cannot take the write lock {path} ({exc.strerror or exc}); nothing was written"
-            ) from None
-        yield
+            yield
+        finally:
+            depth[key] -= 1
+        return
+    try:
+        fd = os.open(key, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise MemtreeError(
+            f"cannot take the write lock on {root} ({exc.strerror or exc}); nothing was written"
+        ) from None
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # Windows: no flock; atomic replace and the snapshot check still keep files whole
+            pass
+        depth[key] = 1
+        try:
+            yield
+        finally:
+            depth[key] = 0
+    finally:
+        os.close(fd)
+
+
+def _within(base: str, real: str) -> bool:
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def inside(root: Path, path: str | os.PathLike[str]) -> Path:
+    """The real location of ``path`` (relative to ``root``, or absolute), refused when it leaves the root.
+
+    Symlinks are followed, for the file and every folder on its way (a missing file resolves
+    through its existing folders), so `bank/ext → /elsewhere` cannot be written or read through.
+    """
+    full = Path(path) if os.path.isabs(path) else Path(root) / path
+    real = os.path.realpath(full)
+    if not _within(os.path.realpath(root), real):
+        shown = os.fspath(path)
+        raise OutsideRoot(f"{shown} leads outside the memory root (to {real}); memtree reads and writes only inside it")
+    return Path(real)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A tracked file as memtree read it: where it is and the exact bytes seen (None: it did not exist)."""
+
+    rel: str
+    path: Path
+    data: bytes | None
+
+    @property
+    def text(self) -> str:
+        """The bytes as note text ("" for a missing file); UnicodeDecodeError for non-UTF-8."""
+        return "" if self.data is None else decode_note(self.data)
+
+    @property
+    def exists(self) -> bool:
+        return self.data is not None
+
+
+def read(root: Path, rel: str) -> Snapshot:
+    """Read a tracked file inside ``root`` for a later :func:`save` (a missing file reads as None)."""
+    path = inside(root, rel)
+    try:
+        with open(path, "rb") as f:
+            data: bytes | None = f.read()
+    except FileNotFoundError:
+        data = None
+    except IsADirectoryError:
+        raise MemtreeError(f"{rel} is a folder, not a note; nothing was written") from None
+    except NotADirectoryError:
+        raise MemtreeError(f"{rel}: a file stands where a folder is needed; nothing was written") from None
+    return Snapshot(rel, path, data)
+
+
+_REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def _refused(rel: str, exc: OSError) -> MemtreeError:
+    if exc.errno in _REFUSED:
+        return ReadOnlyRoot(f"cannot write {rel}: {exc.strerror} (a read-only memory root?); nothing was written")
+    if exc.errno == errno.ENOTDIR:
+        return MemtreeError(f"cannot write {rel}: a file stands where a folder is needed; nothing was written")
+    if exc.errno == errno.ENAMETOOLONG:
+        return MemtreeError(f"cannot write {rel}: the name is too long for the file system; nothing was written")
+    return MemtreeError(f"cannot write {rel}: {exc.strerror or exc}; nothing was written")
+
+
+def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snapshot:
+    """Replace the file of ``snap`` with ``data`` — only if it still holds exactly the bytes ``snap`` saw.
+
+    Raises :class:`ChangedOnDisk` (nothing written) when it changed since the read, and
+    :class:`ReadOnlyRoot` when the file system refuses. Call it under :func:`write_lock`.
+    Returns the snapshot of what is now on disk.
+    """
+    path = snap.path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        inside(root, path)  # a folder just created through a link that leads out is still refused
+        _sweep(path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _refused(snap.rel, exc) from None
+    old_fd = -1
+    before: os.stat_result | None = None
+    try:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        # Why: compare right before the rename, through a descriptor kept open across it, so a
+        # change in between is seen either here or by the fstat below — never silently replaced.
+        try:
+            old_fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            old_fd = -1
+        current = _read_fd(old_fd) if old_fd >= 0 else None
+        if current != snap.data:
+            raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was written")
+        before = os.fstat(old_fd) if old_fd >= 0 else None
+        os.replace(tmp, path)
+    except ChangedOnDisk:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _refused(snap.rel, exc) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        late = None
+        if old_fd >= 0:
+            with contextlib.suppress(OSError):
+                after = os.fstat(old_fd)
+                if before is not None and (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                    late = _read_fd(old_fd)
+            os.close(old_fd)
+    if late is not None:
+        # someone wrote to the old file in the instant between compare and rename: theirs goes
+        # back, and the caller's change is made again on top of it
+        atomic_write(path, late, durable)
+        raise ChangedOnDisk(f"{snap.rel} changed on disk while memtree wrote it; their bytes were put back")
+    if durable:
+        _fsync_dir(path.parent)
+    return Snapshot(snap.rel, path, data)
+
+
+def rewrite(root: Path, rel: str, change: Callable[[str], str | None], durable: bool = True) -> bool:
+    """Read ``rel``, apply ``change`` to its text and save it; on a concurrent change, read again and retry.
+
+    ``change`` returns the new text, or None to leave the file as it is. Returns whether it wrote.
+    Call it under :func:`write_lock`.
+    """
+    for _ in range(REWRITE_ATTEMPTS):
+        snap = read(root, rel)
+        new = change(snap.text)
+        if new is None or (snap.data is not None and new.encode("utf-8") == snap.data):
+            return False
+        try:
+            save(root, snap, new.encode("utf-8"), durable)
+            return True
+        except ChangedOnDisk:
+            continue
+    raise ChangedOnDisk(
+        f"{rel} kept changing while memtree tried to write it ({REWRITE_ATTEMPTS} tries); nothing was written"
+    )
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks = []
+    offset = 0
+    while True:
+        block = os.pread(fd, 1 << 20, offset)
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+        offset += len(block)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+# `.NAME.memtree-XXXX.tmp`, and the older `.NAME.XXXXXXXX.tmp` of a tracked file (mkstemp's 8 characters)
+_TEMP = re.compile(r"^\..+(?:\.memtree-[a-z0-9_]+|\.(?:md|markdown|json|yaml)\.[a-z0-9_]{8})\.tmp$")
+
+
+def is_temp(name: str) -> bool:
+    """Whether ``name`` is one of memtree's own temp files."""
+    return _TEMP.match(name) is not None
+
+
+def _sweep(folder: Path) -> int:
+    """Remove memtree's temp files left in ``folder`` by a killed writer (under the write lock)."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if is_temp(name):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+                removed += 1
+    return removed
+
+
+def sweep(root: Path) -> list[str]:
+    """Remove every temp file a killed writer left in the root's tracked folders; returns their paths."""
+    gone: list[str] = []
+    with write_lock(root):
+        folders = [Path(root)]
+        for tier in TIERS:
+            top = Path(root) / tier
+            if top.is_dir() and _within(os.path.realpath(root), os.path.realpath(top)):
+                folders.extend(p for p in [top, *top.rglob("*")] if p.is_dir() and not p.is_symlink())
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                for name in sorted(os.listdir(folder)):
+                    if is_temp(name):
+                        with contextlib.suppress(OSError):
+                            os.unlink(folder / name)
+                            gone.append((folder / name).relative_to(root).as_posix())
+    return gone

@@ -8,7 +8,7 @@ keys in a fixed order, children sorted, 2-space indent, trailing newline.
 from __future__ import annotations
 
 import os
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,35 @@ def dumps(tree: Tree) -> bytes:
     """Deterministic bytes of a tree (what save writes)."""
     doc = {"version": tree.version, "nodes": [n.to_json() for n in tree.nodes]}
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def update(root: Path, change: Callable[[Tree], Tree | None]) -> Tree | None:
+    """Apply ``change`` to tree-index.json as it is on disk and save the result (the file's one writer).
+
+    The file is read, changed and saved under the root's write lock; if a person edits it in the
+    meantime the change is made again on their version (memtree.store.save), so a hand edit and
+    an agent's new node never overwrite each other. ``change`` returns None to leave it alone.
+    Returns the tree saved, or None.
+    """
+    from . import store
+    from .errors import ChangedOnDisk
+
+    with store.write_lock(root):
+        for _ in range(store.REWRITE_ATTEMPTS):
+            snap = store.read(root, TREE_FILE)
+            current = loads(snap.data, None, str(root / TREE_FILE)) if snap.exists else Tree()
+            fresh = change(current)
+            if fresh is None:
+                return None
+            data = dumps(fresh)
+            if data == snap.data:
+                return fresh
+            try:
+                store.save(root, snap, data)
+                return fresh
+            except ChangedOnDisk:
+                continue
+    raise ChangedOnDisk(f"{TREE_FILE} kept changing while memtree tried to write it; nothing was written")
 
 
 def loads(data: bytes | str, root: Path | None = None, source: str = TREE_FILE) -> Tree:

@@ -197,7 +197,7 @@ class Writing:
                 if result.children or result.warnings or path is not None:
                     results.append(result)
             if any(r.nodes for r in results):
-                store.atomic_write(self.root / treemod.TREE_FILE, treemod.dumps(tree))
+                treemod.update(self.root, lambda _current, tree=tree: tree)
         if any(r.children for r in results):
             self._tree = None
             self.refresh()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -22,14 +23,20 @@ QUERIES = [
 ]
 
 
+# Why: decay reads the notes' ages; a pinned moment keeps both runs (and every date) comparable.
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+
 def outcome(mt: MemTree, query: str, tier: str) -> tuple[object, ...]:
-    result = mt.search(query, tier=tier, cache=False)
+    result = mt.search(query, tier=tier, cache=False, now=NOW)
     hits = [(h.node, h.path, h.lines, h.score, steady(h.signals), h.matched) for h in result.hits]
     return result.rejected, [(s.term, s.df) for s in result.term_stats], hits
 
 
 @pytest.mark.parametrize("tier", ["default", "all"])
 def test_both_backends_give_the_same_results(sample_root: Path, monkeypatch: pytest.MonkeyPatch, tier: str) -> None:
+    # Why: each search counts a recall, which lifts decay; the second pass must see the first's memory.
+    (sample_root / "memtree.yaml").write_text("search:\n  reinforce: false\n", encoding="utf-8")
     note = sample_root / "bank/identity/values.md"
     MemTree(sample_root).refresh()
     bump(note, note.read_text(encoding="utf-8") + "\n가치관 메모: 집에서도 원칙을 지킨다.\n")  # a delta segment
