@@ -3,7 +3,7 @@
 Existing nodes are never rewritten — their keywords, weights and parents are human decisions.
 A new note ``bank/a/b.md`` becomes node ``a/b`` under category ``a`` (created if missing), with
 keywords from its frontmatter ``keywords:``/``tags:``, its first headings and its most
-distinctive terms (TF × IDF against the whole index).
+distinctive terms (TF × IDF against the whole index) — but none that holds a secret.
 """
 
 from __future__ import annotations
@@ -151,4 +151,22 @@ def suggest_keywords(
     ranked = [t for _, t in heapq.nsmallest(AUTO_KEYWORDS, scored)]
     surface = text.first_surfaces(strip_meta("\n".join(c.text for c in doc.chunks)), set(ranked))
     out += [surface.get(t, t) for t in ranked]
-    return list(dict.fromkeys(out))
+    return _without_secrets(list(dict.fromkeys(out)))
+
+
+def _without_secrets(keywords: list[str]) -> list[str]:
+    """The keywords but those holding a secret (built-in rules): a hand-written note's heading or
+    frontmatter must not be copied into tree-index.json and keywords.json."""
+    from .sanitize import sanitize
+
+    joined = "\n".join(keywords)  # why one scan: a per-keyword call would cost an index build ~15 scans per note
+    found = sanitize(joined).redactions
+    if not found:
+        return keywords
+    kept, start = [], 0
+    for keyword in keywords:
+        end = start + len(keyword)
+        if not any(r.start < end and r.end > start for r in found):
+            kept.append(keyword)
+        start = end + 1
+    return kept

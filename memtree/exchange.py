@@ -3,7 +3,8 @@
 Export lists the entries of bank notes (list items and paragraphs; headings, code and tables are
 layout, not entries) with their metadata, in note and line order, and the nodes of the tree.
 Import reads such a document (at most ``IMPORT_MAX_BYTES``), validates all of it before writing
-anything, sanitizes every text, skips an entry whose id is already in the memory or whose text is
+anything, sanitizes every text (and refuses a document whose paths, ids, tags or other names
+hold a secret: see ``clean_fields``), skips an entry whose id is already in the memory or whose text is
 already in its note, and appends the rest to their notes with their metadata as it was — so an
 export imported into an empty root exports again byte for byte.
 """
@@ -13,13 +14,16 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from . import entries, store
 from . import tree as treemod
 from .errors import MemtreeError, QueryError
+
+if TYPE_CHECKING:
+    from .sanitize import Sanitizer
 
 FORMAT = 1
 IMPORT_MAX_BYTES = 10 * 1024 * 1024
@@ -122,12 +126,13 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
     from .sanitize import Sanitizer
 
     sanitizer = Sanitizer(custom_patterns)
+    doc, redacted = clean_fields(doc, sanitizer)
     with store.write_lock(root) if not dry_run else contextlib.nullcontext():
         tree = treemod.load(root, check_files=False)
         known_ids = _ids_in(root)
         notes: dict[str, str] = {}
         originals: dict[str, str] = {}
-        written = skipped = redacted = 0
+        written = skipped = 0
         for e in doc["entries"]:
             path = e["path"]
             if path not in notes:
@@ -164,6 +169,45 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
                 store.atomic_write(root / treemod.TREE_FILE, treemod.dumps(fresh))
     changed = tuple(sorted(p for p, t in notes.items() if t != originals.get(p)))
     return Imported(written, skipped, tuple(n.id for n in linked), changed, redacted, dry_run)
+
+
+def clean_fields(doc: dict[str, Any], sanitizer: Sanitizer, source: str = "import") -> tuple[dict[str, Any], int]:
+    """The parsed document with no secret outside entry texts, and how many values were redacted.
+
+    Names — paths, ids, tags, scope, kind, meta keys, node ids, parents, children — are refused
+    whole (QueryError naming the entry or node); free-text meta values are redacted; a node
+    keyword holding a secret is dropped, since a redacted keyword would route every query about
+    "redacted" to that node.
+    """
+    redacted = 0
+    out_entries = []
+    for i, e in enumerate(doc["entries"]):
+        where = f"{source}: entries[{i}]"
+        sanitizer.require_clean(e["path"], f'{where} "path"')
+        meta = dict(e.get("meta", {}))
+        for key, value in meta.items():
+            sanitizer.require_clean(key, f"{where}: a meta name")
+            if key in _META_KEYS or not isinstance(value, str):
+                for item in value if isinstance(value, list) else [value]:
+                    sanitizer.require_clean(str(item), f'{where} meta "{key}"')
+            else:
+                clean = sanitizer.sanitize(value)
+                redacted += len(clean.redactions)
+                meta[key] = clean.text
+        out_entries.append({**e, "meta": meta})
+    out_nodes = []
+    for i, raw in enumerate(doc["nodes"]):
+        where = f"{source}: nodes[{i}]"
+        for key in ("id", "path", "parent"):
+            if isinstance(raw.get(key), str):
+                sanitizer.require_clean(raw[key], f'{where} "{key}"')
+        for child in raw.get("children", []):
+            sanitizer.require_clean(child, f'{where} "children"')
+        keywords = raw.get("keywords", [])
+        kept = [k for k in keywords if not sanitizer.find(k)]
+        redacted += len(keywords) - len(kept)
+        out_nodes.append({**raw, "keywords": kept} if len(kept) < len(keywords) else raw)
+    return {**doc, "entries": out_entries, "nodes": out_nodes}, redacted
 
 
 def _ids_in(root: Path) -> set[str]:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
+import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memtree import MemTree
+from memtree.errors import QueryError
+from memtree.root import init
 from memtree.sanitize import BUILTIN_RULES, MARKER_RE, Redaction, Sanitizer, sanitize
 
 # Fake secrets are assembled from pieces so that secret scanners do not flag this file.
@@ -74,6 +81,7 @@ SAMPLE_SECRETS: list[tuple[str, str, str]] = [
     ("home-path", r"C:\Users\hkim\AppData\Roaming", "hkim"),
     ("home-path", "key at ~jsmith/.ssh/id_ed25519", "jsmith"),
     ("korean-rrn", "주민등록번호 900101-1234567 확인", "900101-1234567"),
+    ("encoded-secret", "config " + base64.b64encode(b"password=hunter2").decode(), "cGFzc3dvcmQ9aHVudGVyMg"),
 ]
 
 NEAR_MISSES = [
@@ -285,3 +293,189 @@ def test_glued_samples_stay_idempotent(text: str) -> None:
         rebuilt += [text[position : redaction.start], f"[REDACTED:{redaction.kind}]"]
         position = redaction.end
     assert "".join([*rebuilt, text[position:]]) == result.text
+
+
+# Variants that used to slip past the rules: (kind, text, the secret bytes that must not survive).
+# The secret is written as it appears in the text (encoded, full-width, split), so `not in` checks the original.
+ZW_GITHUB = GITHUB[:12] + "\u200b" + GITHUB[12:]
+VARIANTS: list[tuple[str, str, str]] = [
+    ("password", "login?user=bob&password%3Dhunter2secret&next=1", "hunter2secret"),
+    ("password", "로그인 URL ?id=kim&%EB%B9%84%EB%B0%80%EB%B2%88%ED%98%B8%3Dhunter2secret", "hunter2secret"),
+    ("password", "<input value='password&#61;hunter2secret'>", "hunter2secret"),
+    ("password", "password&equals;hunter2secret in the page", "hunter2secret"),
+    ("password", "비밀번호&#x3a; hunter2secret 이다", "hunter2secret"),
+    ("password", "ｐａｓｓｗｏｒｄ＝ｈｕｎｔｅｒ２ｓｅｃｒｅｔ", "ｈｕｎｔｅｒ２ｓｅｃｒｅｔ"),
+    ("password", "비밀번호：ｈｕｎｔｅｒ２ 입니다", "ｈｕｎｔｅｒ２"),
+    ("github-token", f"push with {ZW_GITHUB} today", ZW_GITHUB),
+    ("github-token", f"토큰 {GITHUB[:8]}\u2060{GITHUB[8:20]}\ufeff{GITHUB[20:]} 사용", GITHUB[20:]),
+    ("openai-key", f"키는 {OPENAI[:10]}\u200c{OPENAI[10:]} 이다", OPENAI[10:]),
+    ("password", "password=\nhunter2secret\nnext line", "hunter2secret"),
+    ("password", "DB 비밀번호:\n  hunter2!!\n다음 줄", "hunter2!!"),
+    ("openai-key", f"export OPENAI_API_KEY={OPENAI[:16]}\n{OPENAI[16:]}\nthen run", OPENAI[16:]),
+    ("github-token", f"토큰 {GITHUB[:20]}\n    {GITHUB[20:]} 을 썼다", GITHUB[20:]),
+    ("aws-access-key", f"id {AWS_ID[:10]}\n{AWS_ID[10:]} used", AWS_ID[10:]),
+    ("aws-secret-key", f"{AWS_ID}\n{AWS_SECRET}", AWS_SECRET),
+    ("aws-secret-key", f"AWS 키 {AWS_ID}, 그리고 {AWS_SECRET} 도 같이", AWS_SECRET),
+    ("password", "비밀번호는 hunter2", "hunter2"),
+    ("password", "비번 hunter2 잊지 마", "hunter2"),
+    ("password", "현관 비번 1234 입니다", "1234"),
+    ("password", "비밀번호를 s3cret!로 바꿨다", "s3cret!"),
+    ("password", "암호: 열려라참깨2", "열려라참깨2"),
+    ("password", "토큰은 abcd1234efgh5678 이다", "abcd1234efgh5678"),
+    ("password", unicodedata.normalize("NFD", "비밀번호는 hunter2"), "hunter2"),
+    ("encoded-secret", "b64: " + base64.b64encode(b"password=hunter2").decode(), "cGFzc3dvcmQ9aHVudGVyMg"),
+    ("encoded-secret", "설정값 " + base64.urlsafe_b64encode(f"token={GITHUB}".encode()).decode(), "dG9rZW49Z2hw"),
+    ("encoded-secret", "blob " + base64.b64encode("비밀번호: hunter2".encode()).decode() + " 끝", "6rmE67CA67KI7Zi4"),
+]
+
+VARIANT_NEAR_MISSES = [
+    "비밀번호는 8자 이상이어야 한다",
+    "토큰 2000개까지, 토큰은 4096 이하",
+    "비밀번호는 SHA256으로 해싱하고 bcrypt로 저장",
+    "비밀번호 변경 방법과 비번 reset 절차",
+    "Password:\nrequired for every login",
+    "## Password:\nSee the vault",
+    "Caroline & Melanie; 50% off; a &amp; b; 100%25",
+    "ＡＢＣ 전각 문자와 ① 기호",
+    "commit 8c2b3f5a9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b",
+    "the longest word is Pneumonoultramicroscopicsilicovolcanoconiosis",
+    "see https://example.com/docs/getting-started/installation-guide",
+    "image: iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "sk-learn\nversion 1.4 and scikit",
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), VARIANTS)
+def test_variant_is_redacted_and_the_original_span_goes(kind: str, text: str, secret: str) -> None:
+    result = sanitize(text)
+    assert secret not in result.text
+    assert kind in {r.kind for r in result.redactions}
+    assert sanitize(result.text).text == result.text
+
+
+@pytest.mark.parametrize("text", VARIANT_NEAR_MISSES)
+def test_variant_near_miss_is_left_alone(text: str) -> None:
+    assert sanitize(text).text == text
+
+
+def test_folded_matches_redact_the_original_characters_and_keep_the_rest() -> None:
+    assert sanitize("password%3Dhunter2secret&user=bob").text == "password%3D[REDACTED:password]&user=bob"
+    assert sanitize("ｐａｓｓｗｏｒｄ＝ｈｕｎｔｅｒ２").text == "ｐａｓｓｗｏｒｄ＝[REDACTED:password]"
+    assert sanitize(f"a {ZW_GITHUB} b").text == "a [REDACTED:github-token] b"
+    assert sanitize("password=\nhunter2secret\nnext").text == "password=\n[REDACTED:password]\nnext"
+    sha = "8c2b3f5a9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b"  # 40 characters like an AWS secret, but a git SHA-1
+    assert sanitize(f"{AWS_ID} at commit {sha}").text == f"[REDACTED:aws-access-key] at commit {sha}"
+
+
+@pytest.mark.parametrize(
+    "text", ["%3D" * 100_000, "&#61;" * 60_000, "ｐ" * 300_000, "\u200b" * 300_000, "a\n" * 300_000, "A1+/" * 250_000]
+)
+def test_adversarial_variant_inputs_return(text: str) -> None:
+    result = sanitize(text)
+    assert sanitize(result.text).text == result.text
+
+
+def test_require_clean_refuses_without_echoing_the_secret() -> None:
+    sanitizer = Sanitizer()
+    assert sanitizer.require_clean("project:memtree", "--scope") == "project:memtree"
+    for value in ("bank/kim@example.com.md", GITHUB, "ops:010-2345-6789"):
+        with pytest.raises(QueryError) as err:
+            sanitizer.require_clean(value, "--to")
+        assert value not in str(err.value) and str(err.value).startswith("--to holds a secret")
+    assert sanitizer.field(f"from {GITHUB}") == "from [REDACTED:github-token]"
+
+
+# Every written field: a secret given through the API leaves no byte of itself under the root.
+SECRET = GITHUB
+MAIL = "minji.kim" + "@example.co.kr"
+
+
+def _everywhere(root: Path, *needles: str) -> list[str]:
+    """Files under ``root`` (including .memtree/) holding any of ``needles``."""
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            hits += [str(path.relative_to(root)) for n in needles if n.encode() in data]
+    return hits
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    made = init(tmp_path / "r")[0]
+    MemTree(made).add("배포는 금요일에 하지 않는다", to="bank/ops/deploy.md")
+    return made
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"tags": ("ops", SECRET)},
+        {"tags": (MAIL,)},
+        {"scope": f"project:{SECRET}"},
+        {"to": f"bank/{SECRET}.md"},
+        {"to": f"bank/people/{MAIL}.md"},
+        {"origin": f"memory/2026-11-29.md:{SECRET}"},
+    ],
+    ids=lambda field: next(iter(field)),
+)
+def test_add_refuses_a_secret_in_a_field_and_writes_nothing(root: Path, field: dict[str, object]) -> None:
+    memory = MemTree(root)
+    with pytest.raises(QueryError, match="holds a secret"):
+        memory.add("크론은 04:30 KST에 돈다", **field)  # type: ignore[arg-type]
+    memory.search("배포")  # writes usage.json and the index, as a real session would
+    assert _everywhere(root, SECRET, MAIL) == []
+
+
+def test_add_redacts_the_text_and_leaves_no_secret_anywhere(root: Path) -> None:
+    memory = MemTree(root)
+    memory.add(f"배포 토큰은 {SECRET} 이고 담당은 {MAIL}", to="bank/ops/deploy.md", tags=("ops",))
+    memory.add("비밀번호는 hunter2secret 이다", to="bank/ops/new-note.md")
+    assert memory.search("배포 토큰").hits
+    assert _everywhere(root, SECRET, MAIL, "hunter2secret") == []
+
+
+def _doc(entry_meta: dict[str, object] | None = None, path: str = "bank/a.md", nodes: list | None = None) -> bytes:
+    entry = {"path": path, "item": True, "text": "크론은 04:30 KST에 돈다", "meta": entry_meta or {}}
+    return json.dumps({"memtree": "export", "version": 1, "nodes": nodes or [], "entries": [entry]}).encode()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _doc({"tags": ["ops", SECRET]}),
+        _doc({"id": f"e-{SECRET}"}),
+        _doc({"merged": [MAIL]}),
+        _doc({"scope": f"project:{MAIL}"}),
+        _doc({SECRET: "x"}),
+        _doc(path=f"bank/{SECRET}.md"),
+        _doc(nodes=[{"id": f"people/{MAIL}", "path": None, "keywords": []}]),
+        _doc(nodes=[{"id": "ops", "path": f"bank/ops/{SECRET}.md", "keywords": []}]),
+    ],
+    ids=["tag", "id", "merged", "scope", "meta-name", "path", "node-id", "node-path"],
+)
+def test_import_refuses_a_secret_in_a_name_and_writes_nothing(root: Path, data: bytes) -> None:
+    with pytest.raises(QueryError, match="holds a secret") as err:
+        MemTree(root).import_(data)
+    assert SECRET not in str(err.value) and MAIL not in str(err.value)
+    assert _everywhere(root, SECRET, MAIL) == []
+
+
+def test_import_redacts_meta_values_and_drops_secret_keywords(root: Path) -> None:
+    nodes = [{"id": "people", "path": "bank/people.md", "keywords": ["사람", MAIL, f"token={SECRET}"]}]
+    data = _doc({"from": f"메일 {MAIL}", "note": f"key {SECRET}"}, path="bank/people.md", nodes=nodes)
+    memory = MemTree(root)
+    done = memory.import_(data)
+    assert done.written == 1 and done.redacted == 4
+    memory.search("크론")
+    assert _everywhere(root, SECRET, MAIL) == []
+    tree = json.loads((root / "tree-index.json").read_text(encoding="utf-8"))
+    assert next(n for n in tree["nodes"] if n["id"] == "people")["keywords"] == ["사람"]
+
+
+def test_catalog_keeps_a_hand_written_heading_secret_out_of_the_tree(root: Path) -> None:
+    (root / "bank/ops/keys.md").write_text(f"# {SECRET}\n\n- 배포 키 보관 위치\n", encoding="utf-8")
+    MemTree(root).index()  # the catalog adds the new note's node
+    tree = (root / "tree-index.json").read_text(encoding="utf-8")
+    assert "ops/keys" in tree and SECRET.lower() not in tree.lower()  # keywords are case-folded
+    assert [p for p in _everywhere(root, SECRET) if not p.startswith("bank/")] == []
