@@ -8,6 +8,7 @@ warm in-process queries through ``MemTree.search`` and a cold ``memtree search``
 Markdown tables.
 
     python bench/quality.py ../shared/bench --work /tmp/memtree-bench --datasets korquad,locomo
+    python bench/quality.py ../shared/bench --verbose      # and each set's chat-message form (verbose.py)
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from benchlib import (
 )
 
 DATASETS = ("korquad", "locomo")
+VERBOSE = "-verbose"  # "<dataset>-verbose": the same tree, its questions rewritten by bench/verbose.py
 SCORE_KEYS = ("hit@1", "hit@5", "mrr@10", "file_hit@5")
 
 
@@ -51,19 +53,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="also run `memtree index --embed`: every search then uses the semantic layer (memtree[embed])",
     )
+    ap.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also run each dataset's verbose form (<dataset>-verbose: questions rewritten as chat messages "
+        "by bench/verbose.py) and print a short-vs-verbose table",
+    )
     args = ap.parse_args(argv)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    unknown = [d for d in args.datasets if d not in DATASETS]
+    unknown = [d for d in args.datasets if d.removesuffix(VERBOSE) not in DATASETS]
     if unknown:
-        ap.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)}")
+        ap.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)} (each also as <name>{VERBOSE})")
+    if args.verbose:
+        args.datasets = list(dict.fromkeys(x for d in args.datasets for x in (d, d.removesuffix(VERBOSE) + VERBOSE)))
     return args
 
 
 def materialize(shared: Path, dataset: str, tree: Path) -> None:
+    base = dataset.removesuffix(VERBOSE)
     progress(f"{dataset}: materializing into {tree}")
-    _, out = run([sys.executable, str(shared / "materialize.py"), str(shared / dataset), str(tree)])
+    _, out = run([sys.executable, str(shared / "materialize.py"), str(shared / base), str(tree)])
     if out.strip():
         progress(out.strip())
+    if base != dataset:
+        from verbose import SHORT_QUERIES, rewrite_tree
+
+        n = rewrite_tree(tree)
+        progress(f"{dataset}: {n} questions rewritten as chat messages (short ones kept in {SHORT_QUERIES})")
 
 
 def build_index(exe: str, tree: Path) -> float:
@@ -353,9 +369,35 @@ def print_report(r: dict) -> None:
     print(flush=True)
 
 
+def print_verbose_table(results: list[dict]) -> None:
+    """Short vs verbose form of each dataset, side by side (only when a verbose form was run)."""
+    by_name = {r["dataset"]: r for r in results}
+    rows = []
+    for r in results:
+        if r["dataset"].endswith(VERBOSE):
+            continue
+        for form, name in (("short", r["dataset"]), ("verbose", r["dataset"] + VERBOSE)):
+            x = by_name.get(name)
+            if x is None:
+                continue
+            a, u = x["score"].get("all", {}), x["score"].get("unanswerable", {})
+            rows.append(
+                [r["dataset"], form, fmt(a.get("hit@1")), fmt(a.get("hit@5")), fmt(a.get("mrr@10")),
+                 fmt(a.get("file_hit@5")), fmt(a.get("empty")), fmt(u.get("empty")), fmt(x["warm"]["mean"], 2)]
+            )  # fmt: skip
+    if not any(row[1] == "verbose" for row in rows):
+        return
+    print("\n### short questions vs the same questions as chat messages (bench/verbose.py)\n")
+    headers = ["dataset", "form", "hit@1", "hit@5", "MRR@10", "file@5", "answerable left empty",
+               "unanswerable left empty", "warm ms/query"]  # fmt: skip
+    print(md_table(headers, rows))
+    print(flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    data_files = [f"{d}/{f}" for d in args.datasets for f in ("docs.jsonl", "queries.jsonl")]
+    bases = dict.fromkeys(d.removesuffix(VERBOSE) for d in args.datasets)
+    data_files = [f"{d}/{f}" for d in bases for f in ("docs.jsonl", "queries.jsonl")]
     needed = ["materialize.py", "score.py", *data_files]
     shared = check_shared(args.shared, needed)
     exe = memtree_exe()
@@ -365,6 +407,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n## memtree retrieval quality and latency\n")
     for r in results:
         print_report(r)
+    print_verbose_table(results)
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         progress(f"wrote {args.json_out}")
