@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import chunks, decay, entries, store
+from .errors import ChangedOnDisk, OutsideRoot
 from .usage import entry_keys
 
 
@@ -104,37 +105,50 @@ def archive(root: Path, candidates: list[Aged], now: float | None = None) -> lis
     for a in candidates:
         by_path.setdefault(a.path, []).append(a)
     for path, group in sorted(by_path.items()):
-        full = root / path
-        try:
-            body = store.read_note(full)
-        except (OSError, UnicodeDecodeError):
-            continue
-        found = []
-        for a in group:
-            e = entries.find(body, a.id, a.preview) if a.id else _by_preview(body, a)
-            if e is not None:
-                found.append((a, e))
-        if not found:
-            continue
-        found.sort(key=lambda pair: pair[1].start)
-        lines = body.split("\n")
-        target = root / ARCHIVE_DIR / Path(path).relative_to("bank")
-        try:
-            old = store.read_note(target)
-        except FileNotFoundError:
-            old = f"# Archived from {path}\n"
-        pieces = [old.rstrip("\n"), ""]
-        for a, e in found:
-            pieces.append(f"<!-- memtree: archived={stamp}; from={path}:{e.start}-{e.end}; why={a.why} -->")
-            pieces.extend(lines[e.start - 1 : e.end])
-            pieces.append("")
-        store.atomic_write(target, "\n".join(pieces).encode())  # first the copy, then the removal
-        text = body
-        for _, e in reversed(found):  # bottom up, so the line numbers above stay right
-            text = entries.remove_lines(text, e.start, e.end)
-        store.atomic_write(full, text.encode())
-        moved.extend(a for a, _ in found)
+        for _ in range(store.REWRITE_ATTEMPTS):
+            try:
+                moved.extend(_archive_note(root, path, group, stamp))
+                break
+            except ChangedOnDisk:
+                continue  # a hand edit landed meanwhile: find the entries again in what is there now
+            except (OSError, UnicodeDecodeError, OutsideRoot):
+                break
     return moved
+
+
+def _archive_note(root: Path, path: str, group: list[Aged], stamp: str) -> list[Aged]:
+    """Move ``group``'s entries of one note: first the copy to _archive/, then the removal."""
+    snap = store.read(root, path)
+    if not snap.exists:
+        return []
+    body = snap.text
+    found = []
+    for a in group:
+        e = entries.find(body, a.id, a.preview) if a.id else _by_preview(body, a)
+        if e is not None:
+            found.append((a, e))
+    if not found:
+        return []
+    found.sort(key=lambda pair: pair[1].start)
+    lines = body.split("\n")
+    archived = (Path(ARCHIVE_DIR) / Path(path).relative_to("bank")).as_posix()
+
+    def copied(old: str) -> str | None:
+        pieces = [old.rstrip("\n") if old else f"# Archived from {path}", ""]
+        for a, e in found:
+            mark = f"<!-- memtree: archived={stamp}; from={path}:{e.start}-{e.end}; why={a.why} -->"
+            block = "\n".join([mark, *lines[e.start - 1 : e.end]])
+            if block in old:  # a retry after a hand edit: the copy is there already
+                continue
+            pieces.extend([block, ""])
+        return "\n".join(pieces)
+
+    store.rewrite(root, archived, copied)
+    text = body
+    for _, e in reversed(found):  # bottom up, so the line numbers above stay right
+        text = entries.remove_lines(text, e.start, e.end)
+    store.save(root, snap, text.encode())
+    return [a for a, _ in found]
 
 
 def _by_preview(body: str, a: Aged) -> entries.Entry | None:

@@ -55,20 +55,23 @@ def set_enabled(root: Path, name: str, enabled: bool) -> tuple[str, ...]:
         known = ", ".join(b.name for b in list_banks(root)) or "none"
         raise QueryError(f"no bank {name!r} (banks: {known})")
     path = root / CONFIG_FILE
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    before = _load(text, path)
     disabled = [b for b in load_settings(root).disabled_banks if b != name]
     if not enabled:
         disabled.append(name)
-    new_text = _with_disabled(text, disabled)
-    expected = dict(before)
-    expected["banks"] = {**(before.get("banks") or {}), "disabled": disabled}
-    if _load(new_text, path) != expected:  # an unusual layout: rewrite the whole file (comments are lost)
-        import yaml
 
-        new_text = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False)
+    def edited(text: str) -> str:
+        before = _load(text, path)
+        new_text = _with_disabled(text, disabled)
+        expected = dict(before)
+        expected["banks"] = {**(before.get("banks") or {}), "disabled": disabled}
+        if _load(new_text, path) != expected:  # an unusual layout: rewrite the whole file (comments are lost)
+            import yaml
+
+            new_text = yaml.safe_dump(expected, allow_unicode=True, sort_keys=False)
+        return new_text
+
     with store.write_lock(root):
-        store.atomic_write(path, new_text.encode("utf-8"))
+        store.rewrite(root, CONFIG_FILE, edited)
     return tuple(disabled)
 
 

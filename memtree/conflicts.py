@@ -69,7 +69,7 @@ def save(root: Path, conflicts: list[OpenConflict]) -> None:
     """Write the conflicts file (removed when nothing is open)."""
     path = root / CONFLICTS_FILE
     if conflicts:
-        store.atomic_write(path, dumps(conflicts))
+        store.rewrite(root, CONFLICTS_FILE, lambda _old: dumps(conflicts).decode())
     elif path.exists():
         path.unlink()
 
@@ -92,14 +92,19 @@ def resolve(root: Path, conflict_id: str, keep: str) -> tuple[OpenConflict, str]
         outcome = "both entries kept"
         if keep != "both":
             side = found.old if keep == "new" else found.new
-            path = root / side.path
-            note = store.read_note(path) if path.exists() else ""
-            entry = entries.find(note, side.id, side.text)
-            if entry is None:
-                outcome = f"the {('old', 'new')[keep == 'old']} entry was already changed or removed in {side.path}"
+            removed: list[str] = []
+
+            def without(note: str) -> str | None:
+                entry = entries.find(note, side.id, side.text)
+                if entry is None:
+                    return None
+                removed[:] = [f"removed {side.path}:{entry.start}-{entry.end}"]
+                return entries.remove_lines(note, entry.start, entry.end)
+
+            if store.rewrite(root, side.path, without):
+                outcome = removed[0]
             else:
-                store.atomic_write(path, entries.remove_lines(note, entry.start, entry.end).encode("utf-8"))
-                outcome = f"removed {side.path}:{entry.start}-{entry.end}"
+                outcome = f"the {('old', 'new')[keep == 'old']} entry was already changed or removed in {side.path}"
         save(root, [c for c in open_ if c.id != conflict_id])
     return found, outcome
 

@@ -46,10 +46,16 @@ def append(root: Path, raw: str, settings: Settings, now: datetime, source: str 
     lines = clean.text.split("\n")
     entry = f"- {now:%H:%M} " + "\n  ".join(ln.rstrip() for ln in lines) + "\n"
     rel = log_path(now)
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = store.inside(root, rel)  # memory/ behind a symlink out of the root is refused
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise store.refused(rel, exc) from None
     with store.write_lock(root):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise store.refused(rel, exc) from None
         try:
             size = os.fstat(fd).st_size
             head = f"# {now:%Y-%m-%d}\n\n" if size == 0 else ""

@@ -146,11 +146,9 @@ def write(root: Path, sync: Sync) -> None:
     """Write recall/hot.md (caller holds the write lock) and record the sync for `status`."""
     chosen = sorted([*sync.kept, *sync.promoted], key=lambda ex: (-ex.strength, ex.path, ex.lines))
     body = "\n".join(ex.render() for ex in chosen)
-    path = root / HOT_FILE
-    old = path.read_bytes() if path.is_file() else None
-    new = (body + "\n").encode() if chosen else b""
-    if new != old and (chosen or old is not None):
-        store.atomic_write(path, new)
+    new = body + "\n" if chosen else ""
+    if chosen or (root / HOT_FILE).is_file():
+        store.rewrite(root, HOT_FILE, lambda _old: new)
     state = {
         "at": time.time(),
         "excerpts": len(chosen),

@@ -23,7 +23,7 @@ from typing import TypedDict
 from . import conflicts as conflict_store
 from . import entries, store, text
 from .config import Settings
-from .errors import QueryError, TreeError
+from .errors import ChangedOnDisk, QueryError, TreeError
 from .sanitize import Sanitizer
 from .similarity import similarity
 from .tree import Node, Tree, check_path, validate
@@ -125,6 +125,13 @@ def check_request(req: Request, settings: Settings) -> None:
     """Refuse bad input with one clear line (QueryError) before anything is read or written."""
     if not req.text.strip():
         raise QueryError("nothing to add: the text is empty")
+    # Why first: the fields below land raw in notes, tree-index.json and keywords.json, and the
+    # format errors further down quote the value; a secret is refused before either can happen.
+    fields = {"--to": req.to, "--tag": req.tag, "--scope": req.scope, "origin": req.origin}
+    sanitizer = sanitizer_for(settings)
+    for what, value in [*fields.items(), *((f"tag {i + 1}", tag) for i, tag in enumerate(req.tags))]:
+        if value:
+            sanitizer.require_clean(value, what)
     if req.source not in SOURCES:
         raise QueryError(f"--source must be one of {', '.join(SOURCES)}, got {req.source!r}")
     limit = MANUAL_MAX_CHARS if req.source == "manual" else AUTO_MAX_CHARS
@@ -282,78 +289,88 @@ def retain(
     redacted = tuple(sorted({r.kind for r in clean.redactions}))
     content = clean.text
     target = choose_target(req, tree, routes, settings)
-    note_path = root / target.path
-    if not _inside(root, note_path):
-        raise QueryError(f"{target.path} leads outside the memory root (through a symlink); nothing was written")
+    store.inside(root, target.path)  # a note behind a symlink out of the root is refused before any work
     common = _Common(node=target.node, path=target.path, how=target.how, redacted=redacted, dry_run=dry_run)
     with store.write_lock(root) if not dry_run else contextlib.nullcontext():
-        # Re-read under the lock: another agent may have written this note a moment ago.
-        try:
-            note = store.read_note(note_path) if note_path.exists() else ""
-        except UnicodeDecodeError:
-            raise QueryError(f"{target.path} is not UTF-8 text; memtree will not rewrite it") from None
-        existing = entries.parse_entries(note)
-        match, score, identical = best_match(content, existing)
-        if identical and match is not None:
-            where = match.meta.id or f"lines {match.start}-{match.end}"
-            return Duplicate(existing=where, similarity=1.0, **common)
-        entry_id = new_id(now)
-        meta = entries.EntryMeta(
-            id=entry_id,
-            created=now.isoformat(timespec="seconds"),
-            tags=req.tags,
-            kind=req.kind,
-            source=req.source,
-            scope="" if req.scope == "global" else req.scope,
-            extra={"from": req.origin} if req.origin else {},
+        # Why: a person (or script) may append to this note while we decide; the save refuses
+        # bytes it did not see, and the decision is made again on what is there now.
+        for _ in range(store.REWRITE_ATTEMPTS):
+            try:
+                return _retain_once(root, req, target, content, common, settings, now, dry_run)
+            except ChangedOnDisk:
+                continue
+    raise ChangedOnDisk(f"{target.path} kept changing while memtree tried to add to it; nothing was written")
+
+
+def _retain_once(
+    root: Path,
+    req: Request,
+    target: Target,
+    content: str,
+    common: _Common,
+    settings: Settings,
+    now: datetime,
+    dry_run: bool,
+) -> Decision:
+    """One attempt: read the note, decide, write (raises ChangedOnDisk when the note moved under it)."""
+    snap = store.read(root, target.path)
+    try:
+        note = snap.text
+    except UnicodeDecodeError:
+        raise QueryError(f"{target.path} is not UTF-8 text; memtree will not rewrite it") from None
+    existing = entries.parse_entries(note)
+    match, score, identical = best_match(content, existing)
+    if identical and match is not None:
+        where = match.meta.id or f"lines {match.start}-{match.end}"
+        return Duplicate(existing=where, similarity=1.0, **common)
+    entry_id = new_id(now)
+    meta = entries.EntryMeta(
+        id=entry_id,
+        created=now.isoformat(timespec="seconds"),
+        tags=req.tags,
+        kind=req.kind,
+        source=req.source,
+        scope="" if req.scope == "global" else req.scope,
+        extra={"from": req.origin} if req.origin else {},
+    )
+    merge_at = settings.retain.merge_threshold
+    conflict_at = settings.retain.conflict_threshold
+    if match is not None and score >= merge_at:
+        kept = merge(match, content, settings.retain.merge_strategy)
+        old_id = match.meta.id or f"lines {match.start}-{match.end}"
+        keep_meta = match.meta if kept == match.content else replace(meta, id=match.meta.id or entry_id)
+        merged_ids = tuple(
+            dict.fromkeys(i for i in (*match.meta.merged, match.meta.id, entry_id) if i and i != keep_meta.id)
         )
-        merge_at = settings.retain.merge_threshold
-        conflict_at = settings.retain.conflict_threshold
-        if match is not None and score >= merge_at:
-            kept = merge(match, content, settings.retain.merge_strategy)
-            old_id = match.meta.id or f"lines {match.start}-{match.end}"
-            keep_meta = match.meta if kept == match.content else replace(meta, id=match.meta.id or entry_id)
-            merged_ids = tuple(
-                dict.fromkeys(i for i in (*match.meta.merged, match.meta.id, entry_id) if i and i != keep_meta.id)
-            )
-            keep_meta = replace(keep_meta, merged=merged_ids)
-            new_note = entries.replace_lines(note, match.start, match.end, entries.with_meta(match, kept, keep_meta))
-            decision: Decision = Merged(
-                entry_id=keep_meta.id or old_id,
-                merged_id=entry_id,
-                similarity=round(score, 4),
-                strategy=settings.retain.merge_strategy,
-                **common,
+        keep_meta = replace(keep_meta, merged=merged_ids)
+        new_note = entries.replace_lines(note, match.start, match.end, entries.with_meta(match, kept, keep_meta))
+        decision: Decision = Merged(
+            entry_id=keep_meta.id or old_id,
+            merged_id=entry_id,
+            similarity=round(score, 4),
+            strategy=settings.retain.merge_strategy,
+            **common,
+        )
+    else:
+        new_note = entries.append_entry(note, entries.format_entry(content, meta), target.node.split("/")[-1])
+        if match is not None and score >= conflict_at:
+            decision = Conflict(
+                entry_id=entry_id, conflict_id="", similarity=round(score, 4), other=match.content, **common
             )
         else:
-            new_note = entries.append_entry(note, entries.format_entry(content, meta), target.node.split("/")[-1])
-            if match is not None and score >= conflict_at:
-                decision = Conflict(
-                    entry_id=entry_id, conflict_id="", similarity=round(score, 4), other=match.content, **common
-                )
-            else:
-                decision = Created(entry_id=entry_id, similarity=round(score, 4), **common)
-        if dry_run:
-            return decision
-        if target.new_nodes:
-            from .tree import TREE_FILE, dumps
-
-            fresh = with_nodes(_reload_tree(root, tree), target.new_nodes)
-            store.atomic_write(note_path, new_note.encode("utf-8"))
-            store.atomic_write(root / TREE_FILE, dumps(fresh))
-        else:
-            store.atomic_write(note_path, new_note.encode("utf-8"))
-        if isinstance(decision, Conflict) and match is not None:
-            new_side = conflict_store.Side(target.path, entry_id, content)
-            old_side = conflict_store.Side(target.path, match.meta.id, match.content)
-            decision = replace(decision, conflict_id=record_conflict(root, new_side, old_side, score, now))
+            decision = Created(entry_id=entry_id, similarity=round(score, 4), **common)
+    if dry_run:
         return decision
+    store.save(root, snap, new_note.encode("utf-8"))
+    if target.new_nodes:
+        from .tree import update
 
-
-def _inside(root: Path, path: Path) -> bool:
-    """Whether ``path`` (resolved through symlinks) lies in the root or in its bank/ folder."""
-    resolved = path.resolve()
-    return any(resolved.is_relative_to(base.resolve()) for base in (root, root / "bank"))
+        update(root, lambda current: with_nodes(current, target.new_nodes))
+    if isinstance(decision, Conflict) and match is not None:
+        new_side = conflict_store.Side(target.path, entry_id, content)
+        old_side = conflict_store.Side(target.path, match.meta.id, match.content)
+        decision = replace(decision, conflict_id=record_conflict(root, new_side, old_side, score, now))
+    return decision
 
 
 def _reload_tree(root: Path, fallback: Tree) -> Tree:

@@ -37,6 +37,10 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
     )
 
 
+IGNORED = (f"{store.STATE_DIR}/", f".*{store.TEMP_MARK}*.tmp")
+"""What `init` puts in .gitignore: the derived state, and the temp files a killed writer leaves."""
+
+
 def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
     """Scaffold an empty memory root; returns it and the paths created (nothing is overwritten)."""
     root = Path(directory).expanduser().resolve()
@@ -54,7 +58,8 @@ def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
         created.append(treemod.TREE_FILE)
     gitignore = root / ".gitignore"
     lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
-    if f"{store.STATE_DIR}/" not in lines and store.STATE_DIR not in lines:
-        store.atomic_write(gitignore, ("\n".join([*lines, f"{store.STATE_DIR}/"]) + "\n").encode())
+    wanted = [line for line in IGNORED if line not in lines and line.rstrip("/") not in lines]
+    if wanted:
+        store.atomic_write(gitignore, ("\n".join([*lines, *wanted]) + "\n").encode())
         created.append(".gitignore")
     return root, created

@@ -290,7 +290,8 @@ def read(root: Path, rel: str) -> Snapshot:
 _REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
-def _refused(rel: str, exc: OSError) -> MemtreeError:
+def refused(rel: str, exc: OSError) -> MemtreeError:
+    """The one-line error for a write the file system refused (read-only, a file as a folder, a long name)."""
     if exc.errno in _REFUSED:
         return ReadOnlyRoot(f"cannot write {rel}: {exc.strerror} (a read-only memory root?); nothing was written")
     if exc.errno == errno.ENOTDIR:
@@ -301,72 +302,133 @@ def _refused(rel: str, exc: OSError) -> MemtreeError:
 
 
 def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snapshot:
-    """Replace the file of ``snap`` with ``data`` — only if it still holds exactly the bytes ``snap`` saw.
+    """Replace the file of ``snap`` with ``data`` — only if it still holds the bytes ``snap`` saw.
 
-    Raises :class:`ChangedOnDisk` (nothing written) when it changed since the read, and
-    :class:`ReadOnlyRoot` when the file system refuses. Call it under :func:`write_lock`.
-    Returns the snapshot of what is now on disk.
+    A Markdown note that only grew at its end meanwhile (a person's or a script's append) keeps
+    the appended bytes after ``data``; any other change raises :class:`ChangedOnDisk` and nothing
+    is written. :class:`ReadOnlyRoot` when the file system refuses. Call it under :func:`write_lock`.
+    Returns the snapshot of what memtree wrote.
     """
     path = snap.path
+    # Why only notes: they are line-oriented, so lines appended by hand stay whole after memtree's;
+    # an append to a JSON or YAML file is not a change memtree can carry forward.
+    carry = snap.rel.endswith(NOTE_SUFFIXES) and snap.data is not None
+    if carry and snap.data and data.startswith(snap.data) and snap.data.endswith(b"\n"):
+        appended = _append_if_grown(root, snap, data[len(snap.data) :], durable)
+        if appended is not None:
+            return appended
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         inside(root, path)  # a folder just created through a link that leads out is still refused
         _sweep(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise _refused(snap.rel, exc) from None
+        raise refused(snap.rel, exc) from None
     old_fd = -1
     before: os.stat_result | None = None
+    current: bytes | None = None
     try:
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
         os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
         # Why: compare right before the rename, through a descriptor kept open across it, so a
-        # change in between is seen either here or by the fstat below — never silently replaced.
+        # change in between is seen either here or by the fstat after it — never silently replaced.
         try:
             old_fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             old_fd = -1
-        current = _read_fd(old_fd) if old_fd >= 0 else None
-        if current != snap.data:
-            raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was written")
-        before = os.fstat(old_fd) if old_fd >= 0 else None
-        os.replace(tmp, path)
-    except ChangedOnDisk:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise _refused(snap.rel, exc) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    finally:
-        late = None
         if old_fd >= 0:
-            with contextlib.suppress(OSError):
-                after = os.fstat(old_fd)
-                if before is not None and (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-                    late = _read_fd(old_fd)
+            before = os.fstat(old_fd)
+            current = _read_fd(old_fd)
+        if current != snap.data:
+            if not (carry and current is not None and current.startswith(snap.data or b"")):
+                raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was written")
+            _write_all(fd, current[len(snap.data or b"") :])
+            if durable:
+                os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if fd >= 0:
+            os.close(fd)
+        if old_fd >= 0:
             os.close(old_fd)
-    if late is not None:
-        # someone wrote to the old file in the instant between compare and rename: theirs goes
-        # back, and the caller's change is made again on top of it
-        atomic_write(path, late, durable)
-        raise ChangedOnDisk(f"{snap.rel} changed on disk while memtree wrote it; their bytes were put back")
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise refused(snap.rel, exc) from None
+        raise
+    try:
+        late = None
+        if before is not None:
+            after = os.fstat(old_fd)
+            if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                late = _read_fd(old_fd)
+    finally:
+        if old_fd >= 0:
+            os.close(old_fd)
+    if late is not None and current is not None:
+        # someone wrote to the old file in the instant between the compare and the rename
+        if carry and late.startswith(current):
+            _append(path, late[len(current) :], durable)
+        else:
+            atomic_write(path, late, durable)  # theirs goes back; the caller's change is made again on it
+            raise ChangedOnDisk(f"{snap.rel} changed on disk while memtree wrote it; their version was put back")
     if durable:
         _fsync_dir(path.parent)
     return Snapshot(snap.rel, path, data)
+
+
+def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> Snapshot | None:
+    """memtree's change only adds ``tail`` at the end: append it in place (None when the file was edited).
+
+    Why: a rename swaps the file under a writer that opened it a moment before, and its next
+    write lands in the replaced copy; an O_APPEND write shares the file with every other appender.
+    """
+    inside(root, snap.path)
+    _sweep(snap.path.parent)
+    try:
+        fd = os.open(snap.path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise refused(snap.rel, exc) from None
+    try:
+        size = len(snap.data or b"")
+        with open(snap.path, "rb") as f:
+            if f.read(size) != snap.data:
+                return None  # not a pure growth of what memtree read: the rename path decides
+        try:
+            _write_all(fd, tail)
+            if durable:
+                os.fsync(fd)
+        except OSError as exc:
+            raise refused(snap.rel, exc) from None
+    finally:
+        os.close(fd)
+    return Snapshot(snap.rel, snap.path, (snap.data or b"") + tail)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _append(path: Path, data: bytes, durable: bool) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def rewrite(root: Path, rel: str, change: Callable[[str], str | None], durable: bool = True) -> bool:

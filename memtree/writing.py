@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import store, text
 from . import tree as treemod
-from .errors import QueryError
+from .errors import ChangedOnDisk, QueryError
 
 if TYPE_CHECKING:
     from .aging import Aged
@@ -77,7 +77,10 @@ class Writing:
         if not dry_run and not isinstance(decision, retain.Duplicate):
             note = self.root / decision.path
             if note.stat().st_size > self.settings.split.max_bytes:
-                self.split(decision.path)  # refreshes the index itself
+                try:
+                    self.split(decision.path)  # refreshes the index itself
+                except ChangedOnDisk:  # someone keeps editing it: the entry is in; the next write or check splits
+                    self._index.refresh(paths=[decision.path])
             else:
                 # only the note just written: the next search's check finds anything else
                 self._index.refresh(paths=[decision.path])
@@ -178,7 +181,6 @@ class Writing:
 
     def split(self, path: str | None = None, max_bytes: int | None = None) -> list[SplitResult]:
         """Split ``path`` (or every bank note over the limit) into child notes and nodes."""
-        from .split import split_file
 
         limit = self.settings.split.max_bytes if max_bytes is None else max_bytes
         if limit < SPLIT_MIN_BYTES:
@@ -192,7 +194,7 @@ class Writing:
                 disk, _ = store.walk(self.root, ("bank",))
                 candidates = [f.path for f in disk if f.size > limit]
             for rel in candidates:
-                result = split_file(self.root, rel, tree, limit)
+                result = _split_retrying(self.root, rel, tree, limit)
                 tree = result.tree
                 if result.children or result.warnings or path is not None:
                     results.append(result)
@@ -226,25 +228,26 @@ class Writing:
             self.refresh()
         return moved
 
-    def consolidate(self, dry_run: bool = False) -> ConsolidateReport:
-        """Merge near-duplicate entries within each bank and list archive candidates (single-flight)."""
+    def consolidate(self, dry_run: bool = False, now: float | None = None) -> ConsolidateReport:
+        """Merge near-duplicates within each bank (dropped text kept in bank/_archive/); list archive candidates."""
         import time
 
         from . import consolidate as con
         from .aging import survey
 
         started = time.time()
-        with con.single_flight(self.root):
+        now = started if now is None else now
+        with con.single_flight(self.root, dry_run=dry_run):
             try:
                 if dry_run:
                     merges = con.plan(self.root, self._bank_notes())
                 else:
                     with store.write_lock(self.root):
                         merges = con.plan(self.root, self._bank_notes())
-                        con.apply(self.root, merges)
+                        con.apply(self.root, merges, now=now)
                     if merges:
                         self.refresh()
-                aged = survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
+                aged = survey(self.root, self._bank_notes(), self._usage_counter().retrievals(), now)
                 if not dry_run:
                     self.recall_sync()
             except Exception as exc:
@@ -272,3 +275,15 @@ class Writing:
             recall.write(self.root, sync)
         self.refresh()
         return sync
+
+
+def _split_retrying(root: Path, rel: str, tree: treemod.Tree, limit: int) -> SplitResult:
+    """split_file, planned again on the note as it is now when a hand edit lands mid-split."""
+    from .split import split_file
+
+    for _ in range(store.REWRITE_ATTEMPTS - 1):
+        try:
+            return split_file(root, rel, tree, limit)
+        except ChangedOnDisk:
+            continue
+    return split_file(root, rel, tree, limit)

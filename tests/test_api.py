@@ -76,7 +76,7 @@ def test_init_is_idempotent_and_keeps_existing_files(tmp_path: Path) -> None:
     _, created = init(root)
     assert created == []
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == snapshot
-    assert (root / ".gitignore").read_text(encoding="utf-8") == "*.pyc\n.memtree/\n"
+    assert (root / ".gitignore").read_text(encoding="utf-8") == "*.pyc\n.memtree/\n.*.memtree-*.tmp\n"
 
 
 def test_init_on_a_file_is_a_memtree_error(tmp_path: Path) -> None:
