@@ -1,20 +1,28 @@
 """`memtree consolidate`: merge near-duplicates within each bank; list stale auto entries.
 
 Two entries of one bank whose character bigrams (of their normalized words, spaces removed)
-have a Jaccard similarity ≥ ``JACCARD_MIN`` (0.85) are one: the longest content is kept, the
-tags are united, and the ids of the entries merged into it are recorded in its ``merged=``
-field, so usage counts and provenance follow it. Auto-extracted entries older than 90 days and
-rarely recalled become archive candidates (memtree.aging; `memtree decay --archive` moves them).
+have a Jaccard similarity ≥ ``JACCARD_MIN`` (0.85) are one — unless they state different facts
+(:func:`memtree.similarity.distinct_facts`, the guard retain's add path uses too: another number,
+negation, date or name), and no group ever holds two such entries. The longest content is kept,
+the tags are united, and the ids of the entries merged into it are recorded in its ``merged=``
+field, so usage counts and provenance follow it; each merged-away entry's lines go, word for word,
+to the same path under ``bank/_archive/`` (which search never reads), after an HTML comment saying
+where they came from and into what they were merged — the format `memtree decay --archive` writes.
+Auto-extracted entries older than 90 days and rarely recalled become archive candidates
+(memtree.aging; `memtree decay --archive` moves them).
 
 Candidate pairs come from prefix filtering — two sets with Jaccard ≥ t share one of the
 rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — so a bank of thousands of entries is not compared
 pair by pair. Single-flight: a second run while one holds ``.memtree/consolidate.lock`` stops
 with a message; each run records its time, counts and error in ``.memtree/consolidate.json``.
+On a read-only root a dry run goes without the lock and the record; a real run stops with
+:class:`ReadOnlyRoot` before it writes anything.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import time
@@ -27,11 +35,14 @@ from typing import Any
 import orjson
 
 from . import entries, store
-from .errors import MemtreeError
+from .aging import ARCHIVE_DIR
+from .errors import ChangedOnDisk, MemtreeError, ReadOnlyRoot
+from .similarity import distinct_facts
 
 JACCARD_MIN = 0.85
 LOCK_FILE = "consolidate.lock"
 STATE_FILE = "consolidate.json"
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def bigrams(text: str) -> frozenset[str]:
@@ -88,8 +99,8 @@ def plan(root: Path, paths: list[str]) -> list[Merge]:
     return merges
 
 
-def _groups(items: list[Item]) -> list[Merge]:
-    sets = [bigrams(it.entry.content) for it in items]
+def candidate_pairs(sets: list[frozenset[str]]) -> list[tuple[int, int, float]]:
+    """Every pair ``(j, i, jaccard)``, j < i, of ``sets`` with Jaccard ≥ JACCARD_MIN, found by prefix filtering."""
     freq = Counter(g for s in sets for g in s)
     prefix_index: dict[str, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
@@ -109,7 +120,14 @@ def _groups(items: list[Item]) -> list[Merge]:
                 if sim >= JACCARD_MIN:
                     pairs.append((j, i, sim))
             prefix_index.setdefault(g, []).append(i)
+    return pairs
+
+
+def _groups(items: list[Item]) -> list[Merge]:
+    texts = [it.entry.content for it in items]
+    pairs = candidate_pairs([bigrams(t) for t in texts])
     parent = list(range(len(items)))
+    members = {i: [i] for i in range(len(items))}
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -118,43 +136,56 @@ def _groups(items: list[Item]) -> list[Merge]:
         return x
 
     lowest: dict[int, float] = {}
-    for a, b, sim in pairs:
+    # the most alike first, so a chain never joins through a weaker link what a stronger one split
+    for a, b, sim in sorted(pairs, key=lambda p: (-p[2], p[0], p[1])):
         ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[rb] = ra
-        r = find(a)
-        lowest[r] = min(sim, lowest.get(ra, 1.0), lowest.get(rb, 1.0))
-    groups: dict[int, list[int]] = {}
-    for i in range(len(items)):
-        groups.setdefault(find(i), []).append(i)
+        if ra == rb:
+            lowest[ra] = min(sim, lowest.get(ra, 1.0))
+            continue
+        # Why every cross pair: `limit 100` ~ `limit 100!` ~ `limit 1000` must not chain into one group
+        if any(distinct_facts(texts[x], texts[y]) for x in members[ra] for y in members[rb]):
+            continue
+        parent[rb] = ra
+        members[ra] += members.pop(rb)
+        lowest[ra] = min(sim, lowest.get(ra, 1.0), lowest.pop(rb, 1.0))
     out = []
-    for r, members in groups.items():
-        if len(members) < 2:
+    for r, group in sorted(members.items()):
+        if len(group) < 2:
             continue
         # the longest content is kept; on a tie, the first in path and line order
-        keep = max(members, key=lambda m: (len(items[m].entry.content), -m))
-        drop = tuple(items[m] for m in members if m != keep)
+        keep = max(group, key=lambda m: (len(texts[m]), -m))
+        drop = tuple(items[m] for m in sorted(group) if m != keep)
         out.append(Merge(items[keep], drop, round(lowest.get(r, JACCARD_MIN), 4)))
     return out
 
 
-def apply(root: Path, merges: list[Merge]) -> int:
+def archive_path(path: str) -> str:
+    """Where a merged-away entry of the bank note ``path`` is kept: the same path under bank/_archive/."""
+    return f"{ARCHIVE_DIR}/{Path(path).relative_to('bank').as_posix()}"
+
+
+def apply(root: Path, merges: list[Merge], now: float | None = None) -> int:
     """Write ``merges`` (caller holds the write lock); returns how many entries were folded in.
 
-    A group whose entries changed since the plan is skipped.
+    Each merged-away entry's lines are first appended to its note's bank/_archive/ copy, then
+    removed. A group whose entries changed since the plan is skipped. ReadOnlyRoot when the
+    notes cannot be written.
     """
+    stamp = time.strftime("%Y-%m-%d", time.localtime(time.time() if now is None else now))
     folded = 0
-    notes: dict[str, str] = {}
+    snaps: dict[str, store.Snapshot] = {}
 
     def note(path: str) -> str:
-        if path not in notes:
-            notes[path] = store.read_note(root / path)
-        return notes[path]
+        if path not in snaps:
+            snaps[path] = store.read(root, path)
+        return snaps[path].text
 
     edits: dict[str, list[tuple[int, int, str | None]]] = {}
+    archived: dict[str, list[str]] = {}
     for m in merges:
-        current = [entries.find(note(it.path), it.entry.meta.id, it.entry.content) for it in (m.keep, *m.drop)]
-        if any(c is None for c in current):
+        current = [_locate(note(it.path), it) for it in (m.keep, *m.drop)]
+        places = {(it.path, c.start) for it, c in zip((m.keep, *m.drop), current) if c is not None}
+        if len(places) < len(current):  # gone, or two of them now one entry
             continue
         kept, *dropped = current
         assert kept is not None
@@ -166,26 +197,87 @@ def apply(root: Path, merges: list[Merge]) -> int:
         )
         meta = replace(kept.meta, tags=tags, merged=merged)
         edits.setdefault(m.keep.path, []).append((kept.start, kept.end, entries.with_meta(kept, kept.content, meta)))
+        into = " ".join(x for x in (kept.meta.id, f"{m.keep.path}:{kept.start}") if x)
         for it, c in zip(m.drop, dropped):
             assert c is not None
             edits.setdefault(it.path, []).append((c.start, c.end, None))
-        folded += len(dropped)
-    for path, changes in edits.items():
-        text = note(path)
-        for start, end, new in sorted(changes, key=lambda c: c[0], reverse=True):
-            text = (
-                entries.remove_lines(text, start, end) if new is None else entries.replace_lines(text, start, end, new)
+            archived.setdefault(it.path, []).extend(
+                [
+                    f"<!-- memtree: archived={stamp}; from={it.path}:{c.start}-{c.end}; "
+                    f"why=merged into {into} (similarity {m.similarity:.2f}) -->",
+                    *note(it.path).split("\n")[c.start - 1 : c.end],
+                    "",
+                ]
             )
-        store.atomic_write(root / path, text.encode())
+        folded += len(dropped)
+    try:
+        for path, blocks in sorted(archived.items()):  # first the copies, then the removals
+
+            def copied(old: str, path: str = path, blocks: list[str] = blocks) -> str:
+                return "\n".join([(old or f"# Archived from {path}\n").rstrip("\n"), "", *blocks])
+
+            store.rewrite(root, archive_path(path), copied)
+        for path, changes in edits.items():
+            text = note(path)
+            for start, end, new in sorted(changes, key=lambda c: c[0], reverse=True):
+                text = (
+                    entries.remove_lines(text, start, end)
+                    if new is None
+                    else entries.replace_lines(text, start, end, new)
+                )
+            try:
+                store.save(root, snaps[path], text.encode())
+            except ChangedOnDisk:
+                # edited by hand since the plan: its merges wait for the next run (their copies in
+                # _archive/ are harmless duplicates; nothing is removed from the note)
+                folded -= sum(1 for _, _, new in changes if new is None)
+    except OSError as exc:
+        if exc.errno in _READ_ONLY:
+            raise ReadOnlyRoot(_read_only_message(root, exc)) from None
+        raise
     return folded
 
 
-@contextlib.contextmanager
-def single_flight(root: Path) -> Iterator[None]:
-    """Hold the consolidation lock, or raise MemtreeError at once when another run holds it."""
-    path = root / store.STATE_DIR / LOCK_FILE
+def _locate(note: str, it: Item) -> entries.Entry | None:
+    """``it`` in the current ``note``: by id, else by its exact words — at the line planned, if still there.
+
+    Why not entries.find alone: it matches normalized words, so of `X` and `X.` (hand-written, no
+    ids) both would be found as the first, and the kept one would be removed.
+    """
+    if it.entry.meta.id:
+        return entries.find(note, it.entry.meta.id, it.entry.content)
+    same = [e for e in entries.parse_entries(note) if e.content == it.entry.content]
+    return next((e for e in same if e.start == it.entry.start), same[0] if same else None)
+
+
+def _read_only_message(root: Path, exc: OSError) -> str:
+    where = exc.filename or root
+    return (
+        f"cannot write {where} ({exc.strerror or exc}): the memory root {root} is read-only here, "
+        "so consolidate cannot merge; `memtree consolidate --dry-run` shows what it would do"
+    )
+
+
+def _open_lock(path: Path) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+@contextlib.contextmanager
+def single_flight(root: Path, dry_run: bool = False) -> Iterator[None]:
+    """Hold the consolidation lock, or raise MemtreeError at once when another run holds it.
+
+    When the lock cannot be created (a read-only root), a dry run goes on without it — it writes
+    nothing — and a real run raises ReadOnlyRoot.
+    """
+    path = root / store.STATE_DIR / LOCK_FILE
+    try:
+        fd = _open_lock(path)
+    except OSError as exc:
+        if not dry_run:
+            raise ReadOnlyRoot(_read_only_message(root, exc)) from None
+        yield
+        return
     try:
         try:
             import fcntl

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import random
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,10 @@ from typer.testing import CliRunner
 from memtree import MemTree, consolidate
 from memtree.cli import app
 from memtree.errors import MemtreeError
+from memtree.similarity import distinct_facts, similarity
 
 DAY = 86_400
+NOW = 1_780_000_000.0  # a fixed clock for the archive stamp (2026-05-28)
 
 
 def _iso(days_ago: float) -> str:
@@ -180,30 +184,27 @@ def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
     words = ["redis", "풀", "연결", "배포", "금요일", "테스트", "pytest", "실패", "설정", "값", "50", "10"]
     texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 7))) for _ in range(120)]
     texts += [t + "!" for t in texts[:30]] + [t.replace("풀", "풀은") for t in texts[30:60]]
+    sets = [consolidate.bigrams(t) for t in texts]
+    found = {(j, i) for j, i, _ in consolidate.candidate_pairs(sets)}
+    brute = {
+        (i, j)
+        for i, j in itertools.combinations(range(len(texts)), 2)
+        if consolidate.jaccard(sets[i], sets[j]) >= consolidate.JACCARD_MIN
+    }
+    assert found == brute and len(brute) >= 50  # the planted near-duplicates are there
+
+
+def test_groups_never_hold_two_facts_even_through_a_chain() -> None:
     from memtree import entries
 
+    texts = ["The API rate limit is 100 requests per minute", "The API rate limit is 100 requests per minute!!"]
+    texts += ["The API rate limit is 1000 requests per minute", "The API rate limit is 1000 requests per minute."]
     items = [
-        consolidate.Item("bank/x.md", entries.Entry(i + 1, i + 1, f"- {t}", entries.EntryMeta(), True))
+        consolidate.Item("bank/x/a.md", entries.Entry(i + 1, i + 1, f"- {t}", entries.EntryMeta(), True))
         for i, t in enumerate(texts)
     ]
-    groups = consolidate._groups(items)
-    found = {frozenset([g.keep.entry.start, *(d.entry.start for d in g.drop)]) for g in groups}
-    sets = [consolidate.bigrams(t) for t in texts]
-    parent = list(range(len(texts)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            x = parent[x]
-        return x
-
-    for i, j in itertools.combinations(range(len(texts)), 2):
-        if consolidate.jaccard(sets[i], sets[j]) >= consolidate.JACCARD_MIN:
-            parent[find(j)] = find(i)
-    brute: dict[int, set[int]] = {}
-    for i in range(len(texts)):
-        brute.setdefault(find(i), set()).add(i + 1)
-    assert found == {frozenset(g) for g in brute.values() if len(g) > 1}
-    assert found  # the planted near-duplicates are there
+    groups = {frozenset([g.keep.entry.content, *(d.entry.content for d in g.drop)]) for g in consolidate._groups(items)}
+    assert groups == {frozenset(texts[:2]), frozenset(texts[2:])}
 
 
 def test_consolidate_is_single_flight(tmp_path: Path) -> None:
@@ -218,7 +219,7 @@ def test_a_failed_run_is_recorded_for_status(tmp_path: Path, monkeypatch: pytest
     root = _dupes(tmp_path)
     mt = MemTree(root, refresh_interval=0)
 
-    def broken(*_: object) -> int:
+    def broken(*_: object, **__: object) -> int:
         raise OSError("disk full")
 
     monkeypatch.setattr(consolidate, "apply", broken)
@@ -239,3 +240,186 @@ def test_consolidate_cli(tmp_path: Path) -> None:
     assert data["dry_run"] and len(data["merges"]) == 1 and len(data["merges"][0]["merged"]) == 2
     done = runner.invoke(app, ["consolidate", "--root", str(root)])
     assert done.exit_code == 0 and "2 entries merged in 1 groups" in done.stdout
+
+
+# --- never two facts in one: the guard, the labelled look-alikes, the archive, read-only roots ---
+
+LOOKALIKES = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "data" / "lookalike_pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "why"),
+    [
+        ("The API rate limit is 100 requests per minute", "The API rate limit is 1000 requests per minute", "number"),
+        ("Redis 연결 풀은 50으로 설정한다", "Redis 연결 풀은 100으로 설정한다", "number"),
+        ("Deploys are allowed on Friday afternoons", "Deploys are not allowed on Friday afternoons", "negation"),
+        ("The user wants emoji in commits", "The user doesn't want emoji in commits", "negation"),
+        ("Merge with a review from the owner", "Merge without a review from the owner", "negation"),
+        ("배포는 금요일에 한다", "배포는 금요일에 하지 않는다", "negation"),
+        ("주말에는 알림을 보낸다", "주말에는 알림을 안 보낸다", "negation"),
+        ("운영 DB에 접근할 수 있다", "운영 DB에 접근할 수 없다", "negation"),
+        ("외부 API를 호출한다", "외부 API를 호출하지 못한다", "negation"),
+        ("이 설정은 필수다", "이 설정은 필수가 아니다", "negation"),
+        ("main에 직접 푸시해도 된다", "main에 직접 푸시하지 마라", "negation"),
+        ("회의실 음식 섭취 가능", "회의실 음식 섭취 금지", "negation"),
+        ("Alice owns the billing service", "Bob owns the billing service", "name"),
+        ("Production logs are shipped to Datadog", "Production logs are shipped to Grafana", "name"),
+        ("회의록 작성은 박지훈 님이 맡는다", "회의록 작성은 박지민 님이 맡는다", "name"),
+        ("운영 배포 승인은 인프라팀이 한다", "운영 배포 승인은 보안팀이 한다", "name"),
+        ("Release freeze starts on 2024-12-16", "Release freeze starts on 2024-12-18", "date"),
+        ("The offsite is on March 14", "The offsite is on April 14", "date"),
+        ("Rotate the API keys every Monday", "Rotate the API keys every Friday", "date"),
+        ("Nightly backups run at 2 am", "Nightly backups run at 2 pm", "date"),
+        ("주간 회의는 매주 월요일 오전 10시다", "주간 회의는 매주 화요일 오전 10시다", "date"),
+        ("릴리스 동결은 12월 16일부터다", "릴리스 동결은 12월 18일부터다", "date"),
+        ("배포 승인은 오늘까지 받아야 한다", "배포 승인은 내일까지 받아야 한다", "date"),
+    ],
+)
+def test_the_guard_names_the_fact_that_differs(a: str, b: str, why: str) -> None:
+    assert distinct_facts(a, b) == why and distinct_facts(b, a) == why
+    assert similarity(a, b) < 0.8  # the add path reads the same guard: never merged on retain either
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Deploys are not allowed on Friday afternoons", "Deploys are not allowed on Friday afternoons."),
+        ("Never force-push to main", "Never force-push to main!!"),
+        ("Use Ruff for linting", "use ruff   for linting"),
+        ("Tests don't touch the real database", "Tests do not touch the real database"),
+        ("You may deploy on weekdays", "You may deploy on weekdays!"),  # `may` is no month here
+        ("배포는 금요일에 하지 않는다", "배포는 금요일에 하지 않는다."),
+        ("배포는 금요일에 하지 않는다", "금요일에는 배포하지 않는다"),
+        ("사용자는 다크 모드를 선호한다", "사용자가 다크 모드를 선호한다"),
+        ("로그는 Datadog으로 보낸다", "로그는 Datadog으로 보냄"),
+        ("회의록 작성은 박지훈 님이 맡는다", "회의록 작성을 박지훈 님은 맡는다"),
+        ("Redis 풀은 50으로 둔다", "Redis 풀은 50으로 둔다, 확인함"),  # a clause on one side only
+    ],
+)
+def test_the_guard_lets_one_fact_written_twice_through(a: str, b: str) -> None:
+    assert distinct_facts(a, b) is None and distinct_facts(b, a) is None
+
+
+def test_lookalike_pairs_file_is_well_formed_and_balanced() -> None:
+    assert len(LOOKALIKES) >= 60
+    for p in LOOKALIKES:
+        assert set(p) == {"a", "b", "same", "why", "lang"} and isinstance(p["same"], bool), p
+        assert p["a"].strip() and p["b"].strip() and p["a"] != p["b"] and p["lang"] in ("en", "ko", "mixed")
+        if not p["same"]:
+            assert p["why"] in ("number", "negation", "name", "date"), p
+    distinct = [p for p in LOOKALIKES if not p["same"]]
+    assert len(distinct) >= 40 and len(LOOKALIKES) - len(distinct) >= 20
+    assert {p["lang"] for p in distinct} >= {"en", "ko"} and {p["lang"] for p in LOOKALIKES if p["same"]} >= {
+        "en",
+        "ko",
+    }
+    assert Counter(p["why"] for p in distinct).keys() == {"number", "negation", "name", "date"}
+
+
+def test_the_guard_separates_every_labelled_lookalike_pair() -> None:
+    wrong = [p for p in LOOKALIKES if (distinct_facts(p["a"], p["b"]) is None) != p["same"]]
+    assert wrong == []
+
+
+def _lookalike_root(tmp_path: Path) -> Path:
+    files = {f"bank/pair-{i:03d}/note.md": f"# Pair {i}\n\n- {p['a']}\n- {p['b']}\n" for i, p in enumerate(LOOKALIKES)}
+    return write_root(tmp_path, files)
+
+
+def test_consolidate_merges_no_labelled_distinct_pair_and_loses_no_text(tmp_path: Path) -> None:
+    root = _lookalike_root(tmp_path)
+    report = MemTree(root, refresh_interval=0).consolidate(now=NOW)
+    merged = {m.keep.path for m in report.merges}
+    distinct = {f"bank/pair-{i:03d}/note.md" for i, p in enumerate(LOOKALIKES) if not p["same"]}
+    assert merged and not merged & distinct
+    for i, p in enumerate(LOOKALIKES):
+        path = f"bank/pair-{i:03d}/note.md"
+        note = (root / path).read_text(encoding="utf-8")
+        archive = root / consolidate.archive_path(path)
+        kept = archive.read_text(encoding="utf-8") if archive.exists() else ""
+        for text in (p["a"], p["b"]):
+            assert f"- {text.rstrip()}" in note or f"- {text.rstrip()}" in kept, text
+
+
+def test_a_merged_away_text_is_kept_in_bank_archive(tmp_path: Path) -> None:
+    root = _dupes(tmp_path)
+    MemTree(root, refresh_interval=0).consolidate(now=NOW)
+    redis = (root / "bank/_archive/infra/redis.md").read_text(encoding="utf-8")
+    pool = (root / "bank/_archive/infra/pool.md").read_text(encoding="utf-8")
+    assert redis.startswith("# Archived from bank/infra/redis.md\n")
+    assert "- Redis 연결 풀은 50으로 올려야 안정적이다 <!-- memtree: id=e-a; tags=B -->" in redis
+    assert "- Redis 연결 풀은 50으로 올려야 안정적이다. <!-- memtree: id=e-c; tags=S; merged=e-old -->" in pool
+    stamp = time.strftime("%Y-%m-%d", time.localtime(NOW))
+    assert f"archived={stamp}; from=bank/infra/redis.md:3-3; why=merged into e-d bank/infra/pool.md:4" in redis
+    assert "배포는 금요일" not in redis  # only the merged-away entry moves
+    hits = MemTree(root, refresh_interval=0).search("Redis 연결 풀 안정적").hits
+    assert hits and not [h for h in hits if "_archive" in h.path]  # search never reads bank/_archive/
+
+
+def test_dry_run_writes_nothing_and_shows_both_texts(tmp_path: Path) -> None:
+    root = _dupes(tmp_path)
+    before = snapshot(root)
+    runner = CliRunner()
+    human = runner.invoke(app, ["consolidate", "--root", str(root), "--dry-run"])
+    assert human.exit_code == 0, human.output
+    assert "keep: Redis 연결 풀은 50으로 올려야 안정적이다 확실히" in human.stdout
+    assert "drop: Redis 연결 풀은 50으로 올려야 안정적이다.  (→ bank/_archive/infra/pool.md)" in human.stdout
+    assert "drop: Redis 연결 풀은 50으로 올려야 안정적이다  (→ bank/_archive/infra/redis.md)" in human.stdout
+    data = json.loads(runner.invoke(app, ["consolidate", "--root", str(root), "--dry-run", "--json"]).stdout)
+    (merge,) = data["merges"]
+    assert merge["keep"]["text"] == "Redis 연결 풀은 50으로 올려야 안정적이다 확실히"
+    assert {(d["text"], d["archive"]) for d in merge["merged"]} == {
+        ("Redis 연결 풀은 50으로 올려야 안정적이다.", "bank/_archive/infra/pool.md"),
+        ("Redis 연결 풀은 50으로 올려야 안정적이다", "bank/_archive/infra/redis.md"),
+    }
+    assert snapshot(root) == before and not (root / "bank/_archive").exists()
+    assert not (root / ".memtree/consolidate.json").exists()
+
+
+def _read_only_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Why a stand-in: the tests run as root here, which chmod cannot stop; this is the error a
+    # read-only root gives when consolidate creates .memtree/consolidate.lock.
+    def refuse(path: Path) -> int:
+        raise PermissionError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(consolidate, "_open_lock", refuse)
+
+
+def test_dry_run_works_on_a_read_only_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _dupes(tmp_path)
+    _read_only_lock(monkeypatch)
+    before = snapshot(root)
+    report = MemTree(root, refresh_interval=0).consolidate(dry_run=True)
+    assert len(report.merges) == 1 and snapshot(root) == before
+
+
+def test_a_real_run_on_a_read_only_root_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _dupes(tmp_path)
+    _read_only_lock(monkeypatch)
+    before = snapshot(root)
+    with pytest.raises(consolidate.ReadOnlyRoot, match="read-only"):
+        MemTree(root, refresh_interval=0).consolidate()
+    result = CliRunner().invoke(app, ["consolidate", "--root", str(root)])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("memtree: ") and "read-only" in line and "--dry-run" in line
+    assert snapshot(root) == before
+
+
+def test_notes_that_cannot_be_written_stop_with_read_only_and_lose_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _dupes(tmp_path)
+    before = snapshot(root)
+
+    def refuse(*_: object, **__: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(consolidate.store.tempfile, "mkstemp", refuse)  # every tracked write makes a temp file
+    with pytest.raises(consolidate.ReadOnlyRoot, match="read-only"):
+        consolidate.apply(root, consolidate.plan(root, ["bank/infra/pool.md", "bank/infra/redis.md"]), now=NOW)
+    assert snapshot(root) == before

@@ -222,3 +222,11 @@ def test_classify(score: float, label: str) -> None:
 def test_classify_takes_the_configured_thresholds() -> None:
     assert sim.classify(0.85, merge=0.9, conflict=0.6) == "related"
     assert sim.classify(0.55, merge=0.9, conflict=0.6) == "unrelated"
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, TEXT)
+def test_distinct_facts_is_symmetric_and_silent_on_equal_entries(a: str, b: str) -> None:
+    assert (sim.distinct_facts(a, b) is None) == (sim.distinct_facts(b, a) is None)
+    if normalize(a) == normalize(b):
+        assert sim.distinct_facts(a, b) is None
