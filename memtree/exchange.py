@@ -20,7 +20,7 @@ import orjson
 
 from . import entries, store
 from . import tree as treemod
-from .errors import MemtreeError, QueryError
+from .errors import ChangedOnDisk, MemtreeError, QueryError
 
 if TYPE_CHECKING:
     from .sanitize import Sanitizer
@@ -100,13 +100,7 @@ def parse(data: bytes, source: str = "import") -> dict[str, Any]:
         where = f"{source}: entries[{i}]"
         if not isinstance(e, dict) or not isinstance(e.get("text"), str) or not e["text"].strip():
             raise QueryError(f'{where} needs a non-empty "text"')
-        path = e.get("path")
-        if not isinstance(path, str) or not path.startswith("bank/") or not path.endswith(".md"):
-            raise QueryError(f'{where}: "path" must be a bank/….md note')
-        try:
-            treemod.check_path(path, where)
-        except MemtreeError as exc:
-            raise QueryError(str(exc)) from None
+        note_path(e.get("path"), f'{where} "path"')
         meta = e.get("meta", {})
         if not isinstance(meta, dict) or not all(isinstance(v, (str, list)) for v in meta.values()):
             raise QueryError(f'{where}: "meta" must map names to strings or lists')
@@ -114,10 +108,56 @@ def parse(data: bytes, source: str = "import") -> dict[str, Any]:
         nodes = [treemod._node(raw, i, source) for i, raw in enumerate(doc["nodes"])]
         for n in nodes:
             if n.path is not None:
-                treemod.check_path(n.path, f"{source}: node '{n.id}'")
+                note_path(n.path, f"{source}: node '{n.id}' path")
     except MemtreeError as exc:
         raise QueryError(str(exc)) from None
     return doc
+
+
+NAME_MAX_BYTES = 255
+"""The longest file or folder name most file systems take (ext4, APFS, NTFS: 255)."""
+PATH_MAX_CHARS = 1024
+"""An imported note path longer than this is refused, whatever the file system would take."""
+
+
+def note_path(path: object, where: str) -> str:
+    """An imported path, checked: a Markdown note under bank/ (not the archive), with sane names."""
+    if not isinstance(path, str) or not path.startswith("bank/") or not path.endswith(store.NOTE_SUFFIXES):
+        raise QueryError(f"{where} must name a Markdown note under bank/ (bank/….md), got {_quote(path)}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise QueryError(f"{where} holds a control character (NUL, newline, …): {_quote(path)}")
+    if len(path) > PATH_MAX_CHARS:
+        raise QueryError(f"{where} is {len(path):,} characters long; at most {PATH_MAX_CHARS:,}")
+    try:
+        treemod.check_path(path, where)
+    except MemtreeError as exc:
+        raise QueryError(str(exc)) from None
+    for part in path.split("/")[1:]:
+        if not part or part.startswith(".") or part == store.ARCHIVE_DIR:
+            raise QueryError(
+                f"{where}: {_quote(path)} names a hidden, empty or archive folder, which search never reads"
+            )
+        if len(part.encode("utf-8")) > NAME_MAX_BYTES:
+            raise QueryError(f"{where}: a name in {_quote(path)[:60]}… is over {NAME_MAX_BYTES} bytes")
+    return path
+
+
+def _quote(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "…"
+
+
+def _writable(root: Path, paths: list[str]) -> None:
+    """Every path can be written: inside the root, and no file stands where a folder must be."""
+    for path in paths:
+        store.inside(root, path)
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            folder = root.joinpath(*parts[:i])
+            if folder.exists() and not folder.is_dir():
+                raise QueryError(f"import: cannot write {path}: {'/'.join(parts[:i])} is a file, not a folder")
+        if (root / path).is_dir():
+            raise QueryError(f"import: cannot write {path}: it is a folder")
 
 
 def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run: bool = False) -> Imported:
@@ -132,12 +172,17 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
         known_ids = _ids_in(root)
         notes: dict[str, str] = {}
         originals: dict[str, str] = {}
+        snaps: dict[str, store.Snapshot] = {}
         written = skipped = 0
+        _writable(root, [*{e["path"] for e in doc["entries"]}, *(n["path"] for n in doc["nodes"] if n.get("path"))])
         for e in doc["entries"]:
             path = e["path"]
             if path not in notes:
-                notes[path] = store.read_note(root / path) if (root / path).is_file() else ""
-                originals[path] = notes[path]
+                snaps[path] = store.read(root, path)
+                try:
+                    notes[path] = originals[path] = snaps[path].text
+                except UnicodeDecodeError:
+                    raise QueryError(f"import: {path} is not UTF-8 text; memtree will not rewrite it") from None
             clean = sanitizer.sanitize(e["text"])
             redacted += len(clean.redactions)
             meta = _meta_from(e.get("meta", {}))
@@ -157,16 +202,26 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
             replace(n, children=tuple(c for c in n.children if c in ids))
             for n in sorted(missing, key=lambda n: n.id.count("/"))
         )
-        fresh = with_nodes(tree, linked) if linked else tree  # validates: raises before anything is written
+        if linked:
+            with_nodes(tree, linked)  # validates: raises before anything is written
         for n in linked:  # a note with no entries (only headings, say) still gets its file
             if n.path and n.path not in notes and not (root / n.path).is_file():
                 notes[n.path] = f"# {Path(n.path).stem}\n"
         if not dry_run:
             for path, text in notes.items():
                 if text != originals.get(path):
-                    store.atomic_write(root / path, text.encode("utf-8"))
+                    snap = snaps.get(path) or store.read(root, path)
+                    try:
+                        store.save(root, snap, text.encode("utf-8"))
+                    except ChangedOnDisk:
+                        raise ChangedOnDisk(
+                            f"import: {path} was edited while importing; run the import again "
+                            "(the entries already written are recognised and skipped)"
+                        ) from None
             if linked:
-                store.atomic_write(root / treemod.TREE_FILE, treemod.dumps(fresh))
+                treemod.update(
+                    root, lambda current: with_nodes(current, tuple(n for n in linked if n.id not in current.by_id))
+                )
     changed = tuple(sorted(p for p, t in notes.items() if t != originals.get(p)))
     return Imported(written, skipped, tuple(n.id for n in linked), changed, redacted, dry_run)
 

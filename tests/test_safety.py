@@ -291,3 +291,61 @@ def test_a_write_to_a_read_only_root_is_one_clear_line(tmp_path: Path, monkeypat
     result = CliRunner().invoke(app, args)
     assert_one_line_error(result, "read-only", "nothing was written")
     assert snapshot(root) == before
+
+
+# --- imports plant nothing outside bank/ notes -------------------------------------------------------
+
+
+def export_doc(entries: list[dict[str, object]], nodes: list[dict[str, object]] | None = None) -> bytes:
+    import json
+
+    return json.dumps({"memtree": "export", "version": 1, "entries": entries, "nodes": nodes or []}).encode()
+
+
+def node_at(path: str, node_id: str = "planted") -> dict[str, object]:
+    return {"id": node_id, "path": path, "keywords": [], "parent": None, "children": [], "weight": 1.0}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/hooks/pre-commit",
+        "memtree.yaml",
+        "recall/hot.md",
+        "tree-index.json",
+        "bank/_archive/x.md",
+        "bank/.hidden/x.md",
+        "bank/a\x00b.md",
+        "bank/" + "가" * 100 + ".md",  # 300 bytes: over the file system's name limit
+        "bank/" + "x/" * 600 + "y.md",
+    ],
+)
+def test_an_import_naming_anything_but_a_bank_note_is_one_line_and_writes_nothing(tmp_path: Path, path: str) -> None:
+    root = facts_root(tmp_path)
+    before = snapshot(root)
+    for doc in (export_doc([], [node_at(path)]), export_doc([{"path": path, "text": "planted", "meta": {}}])):
+        source = tmp_path / "doc.json"
+        source.write_bytes(doc)
+        result = CliRunner().invoke(app, ["import", str(source), "--root", str(root)])
+        assert_one_line_error(result)
+        assert snapshot(root) == before
+
+
+def test_an_import_through_a_file_used_as_a_folder_is_one_line(tmp_path: Path) -> None:
+    root = facts_root(tmp_path)
+    before = snapshot(root)
+    source = tmp_path / "doc.json"
+    source.write_bytes(export_doc([{"path": "bank/facts.md/inner.md", "text": "planted", "meta": {}}]))
+    result = CliRunner().invoke(app, ["import", str(source), "--root", str(root)])
+    assert_one_line_error(result, "is a file, not a folder")
+    assert snapshot(root) == before
+
+
+def test_an_import_through_a_link_out_writes_nothing_outside(planted: tuple[Path, Path]) -> None:
+    root, outside = planted
+    before = snapshot(outside)
+    source = root.parent / "doc.json"
+    source.write_bytes(export_doc([{"path": "bank/ext/planted.md", "text": "planted by import", "meta": {}}]))
+    result = CliRunner().invoke(app, ["import", str(source), "--root", str(root)])
+    assert_one_line_error(result, "outside the memory root")
+    assert snapshot(outside) == before
