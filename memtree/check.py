@@ -1,4 +1,4 @@
-"""`memtree check`: what a pre-commit hook refuses — oversized notes, index problems, secrets.
+"""`memtree check`: what a pre-commit hook refuses — oversized or unindexable notes, index problems, secrets.
 
 Problems are values (``Problem``), found without writing anything; ``--fix`` then splits the
 oversized bank notes and re-runs `memtree index`, which adds nodes for notes that have none and
@@ -20,7 +20,7 @@ from .errors import TreeError
 class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
-    kind: str  # "oversized", "tree", "no-node", "dangling", "secret"
+    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret"
     path: str
     detail: str
     fixable: bool = False
@@ -46,13 +46,17 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
 
     disk, _ = store.walk(root)
     wanted = None if files is None else {f.replace("\\", "/").removeprefix("./") for f in files}
-    limit = settings.split.max_bytes
+    limit, index_limit = settings.split.max_bytes, settings.index.max_note_bytes
     problems: list[Problem] = []
     for f in disk:
         if wanted is not None and f.path not in wanted:
             continue
         if f.tier == "bank" and f.size > limit:
             problems.append(_oversized(root, f, limit))
+        if f.size > index_limit:
+            detail = f"{f.size:,} bytes, over index.max_note_bytes ({index_limit:,}): search skips it"
+            fixable = f.tier == "bank" and f.size > limit and problems[-1].fixable  # a split leaves small notes
+            problems.append(Problem("unindexed", f.path, detail, fixable))
     try:
         tree = treemod.load(root, check_files=False)
     except TreeError as exc:

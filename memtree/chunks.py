@@ -220,13 +220,17 @@ def _capped(lines: list[str], s: int, e: int) -> list[Chunk]:
 
 
 def _cut_line(line: str) -> list[str]:
-    """Cut one huge line into pieces of at most CHUNK_MAX_CHARS, at whitespace when possible."""
+    """Cut one huge line into pieces of at most CHUNK_MAX_CHARS, at whitespace when possible.
+
+    Why offsets, not ``line = line[cut:]``: copying the rest at every cut made a 40 MB line take 34 s.
+    """
     pieces = []
-    while len(line) > CHUNK_MAX_CHARS:
-        cut = line.rfind(" ", CHUNK_MAX_CHARS // 2, CHUNK_MAX_CHARS)
-        cut = cut if cut > 0 else CHUNK_MAX_CHARS
-        pieces.append(line[:cut])
-        line = line[cut:]
-    if line.strip():
-        pieces.append(line)
+    start, n = 0, len(line)
+    while n - start > CHUNK_MAX_CHARS:
+        cut = line.rfind(" ", start + CHUNK_MAX_CHARS // 2, start + CHUNK_MAX_CHARS)
+        cut = cut if cut > start else start + CHUNK_MAX_CHARS
+        pieces.append(line[start:cut])
+        start = cut
+    if line[start:].strip():
+        pieces.append(line[start:])
     return pieces

@@ -15,6 +15,7 @@ import orjson
 import typer
 
 from .errors import MemtreeError
+from .render import printable
 
 app = typer.Typer(
     name="memtree",
@@ -64,7 +65,7 @@ def _main(
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    sys.stderr.write(f"memtree: {message}\n")
+    sys.stderr.write(printable(f"memtree: {message}\n"))
     return typer.Exit(code)
 
 
@@ -89,7 +90,7 @@ def _dump(obj: Any) -> None:
 
 def _warn(warnings: Any) -> None:
     for w in warnings:
-        sys.stderr.write(f"memtree: warning: {w}\n")
+        sys.stderr.write(printable(f"memtree: warning: {w}\n"))
 
 
 def _open(root: Path | None) -> Any:
@@ -110,7 +111,7 @@ def init(
     if json:
         _dump({"root": str(root), "created": created})
     else:
-        print(f"memory root {root}: " + (f"created {', '.join(created)}" if created else "already set up"))
+        print(printable(f"memory root {root}: " + (f"created {', '.join(created)}" if created else "already set up")))
 
 
 @app.command()
@@ -158,11 +159,13 @@ def index(
     )
     if result.nodes_added:
         print(
-            f"tree-index.json: added {len(result.nodes_added)} node(s): {', '.join(result.nodes_added[:10])}"
-            + (" …" if len(result.nodes_added) > 10 else "")
+            printable(
+                f"tree-index.json: added {len(result.nodes_added)} node(s): {', '.join(result.nodes_added[:10])}"
+                + (" …" if len(result.nodes_added) > 10 else "")
+            )
         )
     for node_id, path in result.nodes_dropped:
-        print(f"tree-index.json: dropped node '{node_id}' ({path} no longer exists)")
+        print(printable(f"tree-index.json: dropped node '{node_id}' ({path} no longer exists)"))
     if result.embedded:
         e = result.embedded
         print(
@@ -250,7 +253,7 @@ def search(
         print_hits(result, explain=explain, show_text=budget is not None)
     if result.rejected:
         if not json:
-            sys.stderr.write(f"memtree: {result.rejected}\n")
+            sys.stderr.write(printable(f"memtree: {result.rejected}\n"))
         raise typer.Exit(1)
 
 
@@ -341,7 +344,7 @@ def get(
     if json:
         _dump({"path": note.path, "node": note.node, "keywords": list(note.keywords), "text": note.text})
     else:
-        sys.stdout.write(note.text if note.text.endswith("\n") else note.text + "\n")
+        sys.stdout.write(printable(note.text if note.text.endswith("\n") else note.text + "\n"))
 
 
 @app.command()

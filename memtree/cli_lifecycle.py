@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .cli import JsonOption, RootOption, _dump, _errors, _fail, _open, app
+from .render import printable
 
 
 @app.command()
@@ -30,7 +31,7 @@ def distill(
         raise _fail(f"error: --since {since!r} is not a date (YYYY-MM-DD)") from None
     report = _open(root).distill(files or None, day, dry_run)
     for notice in report.notices:
-        sys.stderr.write(f"memtree: {notice}\n")
+        sys.stderr.write(printable(f"memtree: {notice}\n"))
     if json:
         _dump(
             {
@@ -55,7 +56,10 @@ def distill(
     for p in report.proposals:
         where = f" → {p.decision.path}" if p.decision is not None else ""
         print(
-            f"{p.outcome:<11} {p.candidate.score:>3}  {p.candidate.rule:<14} {p.provenance}{where}: {p.candidate.text}"
+            printable(
+                f"{p.outcome:<11} {p.candidate.score:>3}  {p.candidate.rule:<14} {p.provenance}{where}: "
+                f"{p.candidate.text}"
+            )
         )
     print(
         f"{report.written} entr{'y' if report.written == 1 else 'ies'} written from {len(report.proposals)} candidates"
@@ -124,7 +128,7 @@ def banks(ctx: typer.Context, root: RootOption = None, json: JsonOption = False)
         print("no banks: bank/ has no folders")
     for b in found:
         state = "enabled" if b.enabled else "disabled"
-        print(f"{b.name:<24} {b.notes:>5} notes {b.entries:>6} entries {b.bytes:>10,} bytes  {state}")
+        print(printable(f"{b.name:<24} {b.notes:>5} notes {b.entries:>6} entries {b.bytes:>10,} bytes  {state}"))
 
 
 def _switch(name: str, root: Path | None, enabled: bool) -> None:
@@ -172,7 +176,7 @@ def decay_(
             return
         verb = "would move" if dry_run else "moved"
         for a in moved:
-            print(f"{verb} {a.path}:{a.lines[0]}-{a.lines[1]} → bank/_archive/ ({a.why}): {a.preview}")
+            print(printable(f"{verb} {a.path}:{a.lines[0]}-{a.lines[1]} → bank/_archive/ ({a.why}): {a.preview}"))
         print(f"{len(moved)} entr{'y' if len(moved) == 1 else 'ies'} {verb} to bank/_archive/")
         return
     aged = sorted(mt.decay(), key=lambda a: (a.weight, a.path, a.lines))
@@ -184,8 +188,10 @@ def decay_(
     for a in shown:
         mark = "archive" if a.candidate else ""
         print(
-            f"{a.weight:6.3f}  {a.age_days:6.1f} d ({a.dated:<11}) {a.recalls:>3} recalls  "
-            f"{a.path}:{a.lines[0]}-{a.lines[1]}  {mark:<7} {a.preview[:60]}"
+            printable(
+                f"{a.weight:6.3f}  {a.age_days:6.1f} d ({a.dated:<11}) {a.recalls:>3} recalls  "
+                f"{a.path}:{a.lines[0]}-{a.lines[1]}  {mark:<7} {a.preview[:60]}"
+            )
         )
     protected = sum(1 for a in aged if a.weight >= 1.0)
     print(
@@ -201,7 +207,12 @@ def consolidate(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Merge near-duplicate entries in each bank (bigram Jaccard ≥ 0.85) and list stale auto entries."""
+    """Merge near-duplicate entries in each bank (bigram Jaccard ≥ 0.85, never two facts) and list stale auto entries.
+
+    A merged-away entry's text is kept in bank/_archive/; --dry-run shows both texts of every merge.
+    """
+    from .consolidate import archive_path
+
     report = _open(root).consolidate(dry_run=dry_run)
     if json:
         _dump(
@@ -210,8 +221,20 @@ def consolidate(
                 "seconds": round(report.seconds, 3),
                 "merges": [
                     {
-                        "keep": {"path": m.keep.path, "lines": [m.keep.entry.start, m.keep.entry.end]},
-                        "merged": [{"path": d.path, "lines": [d.entry.start, d.entry.end]} for d in m.drop],
+                        "keep": {
+                            "path": m.keep.path,
+                            "lines": [m.keep.entry.start, m.keep.entry.end],
+                            "text": m.keep.entry.content,
+                        },
+                        "merged": [
+                            {
+                                "path": d.path,
+                                "lines": [d.entry.start, d.entry.end],
+                                "text": d.entry.content,
+                                "archive": archive_path(d.path),
+                            }
+                            for d in m.drop
+                        ],
                         "similarity": m.similarity,
                         "text": m.keep.entry.content,
                     }
@@ -222,13 +245,14 @@ def consolidate(
         )
         return
     verb = "would merge" if dry_run else "merged"
-    for m in report.merges:
+    for m in report.merges:  # every text in full: a user checks each merge before running it
         where = ", ".join(f"{d.path}:{d.entry.start}" for d in m.drop)
-        print(
-            f"{verb} {where} into {m.keep.path}:{m.keep.entry.start} ({m.similarity:.2f}): {m.keep.entry.content[:60]}"
-        )
+        print(printable(f"{verb} {where} into {m.keep.path}:{m.keep.entry.start} ({m.similarity:.2f})"))
+        print(printable(f"  keep: {m.keep.entry.content}"))
+        for d in m.drop:
+            print(printable(f"  drop: {d.entry.content}  (→ {archive_path(d.path)})"))
     for a in report.candidates:
-        print(f"archive candidate {a.path}:{a.lines[0]}-{a.lines[1]} ({a.why}): {a.preview[:60]}")
+        print(printable(f"archive candidate {a.path}:{a.lines[0]}-{a.lines[1]} ({a.why}): {a.preview[:60]}"))
     folded = sum(len(m.drop) for m in report.merges)
     print(
         f"{folded} entr{'y' if folded == 1 else 'ies'} {'would be merged' if dry_run else 'merged'} "
@@ -263,7 +287,7 @@ def recall(ctx: typer.Context, root: RootOption = None, json: JsonOption = False
         _dump({**state, "items": [_excerpt_json(ex) for ex in found]})
         return
     for ex in found:
-        print(f"{ex.path}:{ex.lines[0]}-{ex.lines[1]}  {ex.text[:80]}")
+        print(printable(f"{ex.path}:{ex.lines[0]}-{ex.lines[1]}  {ex.text[:80]}"))
     print(f"{state['excerpts']} excerpts, {state['tokens']} of {state['budget']} tokens")
 
 
@@ -290,10 +314,14 @@ def recall_sync(
         )
         return
     for ex in sync.promoted:
-        print(f"promoted {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({ex.recalls} recalls): {ex.text[:60]}")
+        print(printable(f"promoted {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({ex.recalls} recalls): {ex.text[:60]}"))
     for ex, why in sync.dropped:
-        print(f"dropped  {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({why}): {ex.text[:60]}")
+        print(printable(f"dropped  {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({why}): {ex.text[:60]}"))
     for ex in sync.evicted:
-        print(f"evicted  {ex.path}:{ex.lines[0]}-{ex.lines[1]} (over the {sync.budget}-token budget): {ex.text[:60]}")
+        print(
+            printable(
+                f"evicted  {ex.path}:{ex.lines[0]}-{ex.lines[1]} (over the {sync.budget}-token budget): {ex.text[:60]}"
+            )
+        )
     prefix = "would keep" if dry_run else "recall/ keeps"
     print(f"{prefix} {len(sync.kept) + len(sync.promoted)} excerpts, {sync.tokens} of {sync.budget} tokens")

@@ -27,6 +27,10 @@ SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
 """A long-lived MemTree re-checks files on disk at most this often; every CLI call checks."""
 SPLIT_MAX_BYTES = 10_240
+INDEX_MAX_NOTE_BYTES = 5_242_880
+"""A note bigger than this (5 MiB) is left out of the index with a warning, and `memtree check`
+reports it; why: indexing takes ~25 MB of memory per MB of note (10 MB: 2-3 s, 254 MB; 50 MB:
+37-60 s, 0.7-1.3 GB in bench/hostile.py), and a note that big is a dump, not memory."""
 DISTILL_MIN_SCORE = 30
 DISTILL_MAX_WRITES = 20
 MERGE_THRESHOLD = 0.8
@@ -71,6 +75,13 @@ class SplitSettings:
     """split.* keys."""
 
     max_bytes: int = SPLIT_MAX_BYTES
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """index.* keys."""
+
+    max_note_bytes: int = INDEX_MAX_NOTE_BYTES  # a bigger note is not indexed (a warning names it)
 
 
 @dataclass(frozen=True)
@@ -128,6 +139,7 @@ class Settings:
 
     search: SearchSettings = field(default_factory=SearchSettings)
     split: SplitSettings = field(default_factory=SplitSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
     retain: RetainSettings = field(default_factory=RetainSettings)
     distill: DistillSettings = field(default_factory=DistillSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
@@ -140,6 +152,7 @@ class Settings:
 _SECTIONS = {
     "search": SearchSettings,
     "split": SplitSettings,
+    "index": IndexSettings,
     "retain": RetainSettings,
     "distill": DistillSettings,
     "recall": RecallSettings,

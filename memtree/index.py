@@ -45,6 +45,7 @@ MAX_DELTAS = 6
 """More delta segments than this are folded into one (from their postings: cheap, nothing re-read)."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
+_OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
 
 
 @dataclass
@@ -95,8 +96,13 @@ class _Parsed:
 class Index:
     """All segments of one memory root, kept in step with the notes on disk."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_note_bytes: int | None = None) -> None:
         self.root = root
+        if max_note_bytes is None:  # the caller did not pass its settings: read them
+            from .config import load_settings
+
+            max_note_bytes = load_settings(root).index.max_note_bytes
+        self.max_note_bytes = max_note_bytes
         self.dir = root / store.STATE_DIR / INDEX_DIR
         self.files: dict[str, FileEntry] = {}
         self.segments: dict[str, Segment] = {}
@@ -130,6 +136,9 @@ class Index:
         self.base, self.deltas = manifest.get("base"), list(manifest.get("deltas", []))
         self.version = manifest["version"]
         self.skipped = {p: tuple(v) for p, v in manifest.get("skipped", {}).items()}  # type: ignore[misc]
+        # Why: index.max_note_bytes may have changed since: a note now under it is read again, one over it dropped.
+        self.skipped = {p: v for p, v in self.skipped.items() if not (_OVER in v[2] and v[1] <= self.max_note_bytes)}
+        self.files = {p: e for p, e in self.files.items() if e.size <= self.max_note_bytes}
         self._mark_dead()
         self.term_cache.clear()
         return True
@@ -271,6 +280,9 @@ class Index:
             report.rebuilt = True
             everything = {p: parsed.get(p) for p in on_disk}
             for p, item in everything.items():
+                skip = self.skipped.get(p)
+                if skip is not None and skip[:2] == (on_disk[p].mtime_ns, on_disk[p].size):
+                    continue  # too big or not UTF-8, and already said so: one warning per note
                 if item is None:
                     everything[p] = self._load(on_disk[p], report.warnings)
             self._install([it for it in everything.values() if it is not None], as_base=True)
@@ -284,7 +296,14 @@ class Index:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
         try:
             with open(self.root / f.path, "rb") as fh:
-                data = fh.read()
+                data = fh.read(self.max_note_bytes + 1)  # never more: it may have grown since the stat
+            if len(data) > self.max_note_bytes:
+                why = (
+                    f"{max(f.size, len(data)):,} bytes, {_OVER} ({self.max_note_bytes:,}): split it or raise the limit"
+                )
+                warnings.append(f"{f.path}: skipped, {why}")
+                self.skipped[f.path] = (f.mtime_ns, f.size, why)
+                return None
             body = store.decode_note(data)
         except UnicodeDecodeError:
             warnings.append(f"{f.path}: skipped, not UTF-8 text")

@@ -5,7 +5,10 @@ part fit; failing that, a part still too big is cut at its own sub-headings, the
 paragraphs, then between tight blocks — always between the blocks of ``chunks``' scan, so fenced
 code, tables and list items stay whole (one block over the limit gets a part and a warning). The
 parent keeps its frontmatter, the text before the first cut and an index of links to its children,
-which a later split extends. No byte of content is lost: ``join_parts`` gives it back.
+which a later split extends. When that index alone would be over the limit (a 100,000-line list
+makes hundreds of parts), the links go into index notes beside the parts (``stem/index-1.md``, …,
+grouped again while they still do not fit) and the parent links to those: every file written is
+under the limit. No byte of content is lost: ``join_parts`` gives it back.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ MARKER = SPLIT_MARKER
 SLUG_MAX_CHARS = 60
 CHILD_WORDS = 5
 """Distinctive words of a child added to its node's keywords."""
+GROUP_LABEL_CHARS = 40
+"""An index note's link reads "first … last" of the parts it lists, each label cut to this."""
 _PARA, _TIGHT = 7, 8  # ranks of non-heading cuts: after a blank line, then between tight blocks
 _ENTRY = re.compile(r"^- \[(?:[^\]\\]|\\.)*\]\((?:<(?P<a>[^<>\n]+)>|(?P<b>[^\s()<>]+))\)[ \t]*\r?$")
 _SLUG_JUNK = re.compile(r"[^\w]+|_+")
@@ -64,6 +69,12 @@ class SplitPlan:
     preamble: str  # content kept in the parent (frontmatter and index excluded)
     children: tuple[SplitChild, ...]
     warnings: tuple[str, ...] = ()
+    indexes: tuple[SplitChild, ...] = ()  # index notes holding the links when the parent cannot
+
+    @property
+    def files(self) -> tuple[SplitChild, ...]:
+        """Every new file the split writes besides the parent: the parts, then the index notes."""
+        return self.children + self.indexes
 
 
 @dataclass(frozen=True)
@@ -107,9 +118,9 @@ def plan_split(
     lead = next((i for i, line in enumerate(lines) if line.strip()), 0)
     used = {*taken, *(_target_slug(e) for e in entries)}
 
-    def build(ranges: list[tuple[int, int]]) -> tuple[str, list[SplitChild]]:
+    def build(ranges: list[tuple[int, int]]) -> tuple[str, list[SplitChild], list[SplitChild]]:
         kids: list[SplitChild] = []
-        index: list[str] = []
+        links: list[_Link] = []
         names, previous = set(used), ""
         for s, e in ranges[1:]:
             first = next((k for k in range(s, e) if lines[k].strip()), s)
@@ -120,29 +131,84 @@ def plan_split(
             kids.append(
                 SplitChild(f"{stem}/{slug}.md", "".join(content[s:e]), heading, level, sizes[e] - sizes[s] > max_bytes)
             )
-            index.append(_entry(kids[-1], stem, ordinal, previous))
+            label = heading or (f"{previous} (continued)" if previous else f"part {ordinal}")
+            links.append(_Link(label, label, kids[-1].path))
             previous = heading or previous
+        index, notes = _index(links, stem, max_bytes - fixed, max_bytes, nl, names)
         preamble = "".join(content[: ranges[0][1]])
-        return head + preamble + MARKER + nl + "".join(entries) + "".join(x + nl for x in index), kids
+        return head + preamble + MARKER + nl + "".join(entries) + "".join(x + nl for x in index), kids, notes
 
     room = max_bytes - fixed
     for _ in range(3):  # the index's length is known only once the parts are: leave room for it, retry
         ranges = _ranges(cands, sizes, lead, max_bytes, room)
-        parent, kids = build(ranges)
+        parent, kids, notes = build(ranges)
         over = len(parent.encode()) - max_bytes
         if over <= 0 or ranges[0][1] == 0:
             break
         room -= over
     else:  # still no room: the preamble moves out too, so that the parent fits
         ranges = [(0, 0), *ranges]
-        parent, kids = build(ranges)
+        parent, kids, notes = build(ranges)
     if not kids or (len(kids) == 1 and ranges[0][1] == 0 and kids[0].oversized):
         why = "one block that is never cut" if sizes[-1] > max_bytes else "frontmatter and index, no content to move"
         return SplitPlan(text, "".join(content), (), (f"{stem}: over {max_bytes} bytes, but it holds {why}",))
     warnings = [f"{c.path}: one block of {len(c.text.encode())} bytes, never cut" for c in kids if c.oversized]
     if len(parent.encode()) > max_bytes:
-        warnings.append(f"{stem}: still over {max_bytes} bytes: frontmatter and {len(entries) + len(kids)} links")
-    return SplitPlan(parent, "".join(content[: ranges[0][1]]), tuple(kids), tuple(warnings))
+        links = parent.count(nl + "- [")
+        warnings.append(f"{stem}: still over {max_bytes} bytes: frontmatter and {links} links")
+    warnings += [f"{c.path}: an index note over {max_bytes} bytes" for c in notes if len(c.text.encode()) > max_bytes]
+    return SplitPlan(parent, "".join(content[: ranges[0][1]]), tuple(kids), tuple(warnings), tuple(notes))
+
+
+@dataclass(frozen=True)
+class _Link:
+    """One line of an index: the first and last part it leads to (the same for a part) and its target."""
+
+    first: str
+    last: str
+    target: str  # relative to the parent's folder: "<stem>/<slug>.md"
+
+    @property
+    def label(self) -> str:
+        if self.first == self.last:
+            return self.first
+        short = [
+            x if len(x) <= GROUP_LABEL_CHARS else x[: GROUP_LABEL_CHARS - 1] + "…" for x in (self.first, self.last)
+        ]
+        return " … ".join(short)
+
+
+def _index(
+    links: list[_Link], stem: str, room: int, max_bytes: int, nl: str, names: set[str]
+) -> tuple[list[str], list[SplitChild]]:
+    """The parent's new index lines within ``room`` bytes, and the index notes holding the rest.
+
+    While the lines do not fit, consecutive links are packed into index notes of at most
+    ``max_bytes`` (in ``stem/``, so their links are relative to it) and the parent lists those.
+    """
+    notes: list[SplitChild] = []
+    head = len((MARKER + nl).encode())
+    while sum(len((_line(x.label, x.target) + nl).encode()) for x in links) > room:
+        groups: list[list[_Link]] = [[]]
+        size = head
+        for x in links:
+            cost = len((_line(x.label, x.target.removeprefix(stem + "/")) + nl).encode())
+            if groups[-1] and size + cost > max_bytes:
+                groups.append([])
+                size = head
+            groups[-1].append(x)
+            size += cost
+        if len(groups) >= len(links):  # no links, or one per note: grouping would not shrink the index
+            break
+        grouped = []
+        for group in groups:
+            slug = next(f"index-{k}" for k in itertools.count(len(notes) + 1) if f"index-{k}" not in names)
+            names.add(slug)
+            body = "".join(_line(x.label, x.target.removeprefix(stem + "/")) + nl for x in group)
+            notes.append(SplitChild(f"{stem}/{slug}.md", MARKER + nl + body, "", 0))
+            grouped.append(_Link(group[0].first, group[-1].last, notes[-1].path))
+        links = grouped
+    return [_line(x.label, x.target) for x in links], notes
 
 
 def _units(text: str) -> list[str]:
@@ -258,11 +324,10 @@ def _dedupe(base: str, names: set[str]) -> str:
     return slug
 
 
-def _entry(child: SplitChild, stem: str, ordinal: int, previous: str) -> str:
-    """``- [Heading](stem/slug.md)``; a part without a heading is named after the one before it."""
-    label = child.heading or (f"{previous} (continued)" if previous else f"part {ordinal}")
+def _line(label: str, target: str) -> str:
+    """``- [Heading](stem/slug.md)``, the label escaped, the target in <> when it holds a space."""
     label = label.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    target = child.path if not re.search(r"[\s()<>]", child.path) else f"<{child.path}>"
+    target = target if not re.search(r"[\s()<>]", target) else f"<{target}>"
     return f"- [{label}]({target})"
 
 
@@ -297,9 +362,12 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
     rel = PurePosixPath(rel_path)
     if rel.parts[0] != BANK or rel.suffix not in store.NOTE_SUFFIXES:
         raise MemtreeError(f"{rel_path}: only notes in {BANK}/ are split (memory/ logs are append-only)")
-    path = root / rel_path
     try:
-        original = store.read_note(path)
+        snap = store.read(root, rel_path)
+        path = snap.path
+        if not snap.exists:
+            raise FileNotFoundError(2, "no such file")
+        original = snap.text
     except (OSError, UnicodeDecodeError) as exc:
         raise MemtreeError(f"{rel_path}: cannot be read ({getattr(exc, 'strerror', None) or exc}); not split") from None
     node = tree.by_path.get(rel_path)
@@ -319,11 +387,11 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
         plan = plan_split(original, max_bytes, rel.stem, taken=taken)
         if plan is None or not plan.children:
             return SplitResult(tree, rel_path, warnings=plan.warnings if plan else ())
-        clash = {c.slug for c in plan.children if clashes(c)}
+        clash = {c.slug for c in plan.files if clashes(c)}
         if not clash:
             break
         taken |= clash
-    paths = [str(rel.parent / c.path) for c in plan.children]
+    paths = [str(rel.parent / c.path) for c in plan.files]
     warnings = list(plan.warnings)
     ids: list[str] = []
     new_tree = tree
@@ -335,24 +403,23 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
         n_docs = len(plan.children) + 1
         kids = [
             Node(f"{node.id}/{c.slug}", p, child_keywords(c, node.keywords, dict(df), n_docs), node.id, (), 1.0)
-            for c, p in zip(plan.children, paths)
+            for c, p in zip(plan.files, paths)
         ]
         ids = [k.id for k in kids]
         parent = replace(node, children=tuple(sorted({*node.children, *ids})))
         new_tree = validate([parent if n.id == node.id else n for n in tree.nodes] + kids)
-    if store.read_note(path) != original:
-        raise MemtreeError(f"{rel_path}: changed while it was being split; nothing was written, try again")
     written: list[Path] = []
     try:
-        for c, p in zip(plan.children, paths):
-            if not (root / p).exists():  # an identical file is left as it is (a split interrupted earlier)
-                store.atomic_write(root / p, c.text.encode())
-                written.append(root / p)
-        store.atomic_write(path, plan.parent_text.encode())
-    except OSError as exc:
+        for c, p in zip(plan.files, paths):
+            child = store.read(root, p)
+            if not child.exists:  # an identical file is left as it is (a split interrupted earlier)
+                store.save(root, child, c.text.encode())
+                written.append(child.path)
+        # appended lines (a person typing at the end) stay at the parent's end; any other change
+        # since the read undoes the children and raises ChangedOnDisk for the caller to retry
+        store.save(root, snap, plan.parent_text.encode())
+    except MemtreeError:
         for done in written:  # Why: the parent still holds everything; a child left behind would repeat it
             done.unlink(missing_ok=True)
-        raise MemtreeError(
-            f"{rel_path}: cannot write the split ({exc.strerror or exc}); the note is unchanged"
-        ) from None
+        raise
     return SplitResult(new_tree, rel_path, tuple(paths), tuple(ids), tuple(warnings))

@@ -287,3 +287,30 @@ def test_ignored_editor_files_are_not_checked(sample_root: Path, name: str) -> N
 def grow(note: Path, past: int = 10_240) -> None:
     """Append Korean sections until the note is over ``past`` bytes."""
     note.write_text(grown(note, past), encoding="utf-8")
+
+
+# --- hostile sizes -------------------------------------------------------------------------------
+
+
+def test_a_note_too_big_to_index_is_reported(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/a.md": "# a\n\nsmall\n", "memory/2026-11-28.md": "# log\n\n" + "- 한 줄 로그\n" * 200})
+    (root / "memtree.yaml").write_text("index:\n  max_note_bytes: 1000\n", encoding="utf-8")
+    code, doc = check_json(root)
+    unindexed = [p for p in doc["problems"] if p["kind"] == "unindexed"]
+    assert code == 1 and [p["path"] for p in unindexed] == ["memory/2026-11-28.md"]
+    assert "index.max_note_bytes (1,000)" in unindexed[0]["detail"] and not unindexed[0]["fixable"]
+
+
+def test_a_list_whose_index_is_over_the_limit_passes_after_fix(make_root: Callable[..., Path]) -> None:
+    items = "".join(f"- 항목 {i}: 메모리 분할 목록의 한 줄\n" for i in range(5000))
+    root = make_root({"bank/list.md": "# 긴 목록\n\n" + items}, [node("list", "bank/list.md")])
+    (root / "memtree.yaml").write_text("split:\n  max_bytes: 2048\n", encoding="utf-8")
+    assert check(root).exit_code == 1
+    fixed = check(root, "--fix")
+    assert fixed.exit_code == 0, fixed.stdout
+    assert check(root).exit_code == 0
+    notes = sorted((root / "bank").rglob("*.md"))
+    assert len(notes) > 100 and all(p.stat().st_size <= 2048 for p in notes)
+    assert any(p.name.startswith("index-") for p in notes)  # the parent links to index notes
+    written = "".join(p.read_text(encoding="utf-8") for p in notes)
+    assert all(f"- 항목 {i}: " in written for i in (0, 2500, 4999))

@@ -217,3 +217,17 @@ def test_a_writers_one_note_refresh_keeps_another_writers_new_note(root: Path) -
     persisted = Index(root)
     assert persisted.load()
     assert {"bank/by-a.md", "bank/by-b.md"} <= set(persisted.files)
+
+
+def test_a_note_over_the_size_limit_is_skipped_with_one_warning_naming_the_limit(root: Path) -> None:
+    (root / "memtree.yaml").write_text("index:\n  max_note_bytes: 3000\n", encoding="utf-8")
+    (root / "bank/huge.md").write_text("# 공구\n\n" + "망치 " * 1000 + "\n", encoding="utf-8")
+    result = MemTree(root, refresh_interval=0).search("망치")
+    assert [h.path for h in result.hits] == ["bank/tools.md"]
+    warned = [w for w in result.warnings if "bank/huge.md" in w]
+    assert len(warned) == 1 and "index.max_note_bytes (3,000)" in warned[0]
+    # a raised limit is honoured by the next process, no --force needed
+    (root / "memtree.yaml").write_text("index:\n  max_note_bytes: 100000\n", encoding="utf-8")
+    again = MemTree(root, refresh_interval=0).search("망치")
+    assert "bank/huge.md" in [h.path for h in again.hits]
+    assert not any("bank/huge.md" in w for w in again.warnings)

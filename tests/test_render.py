@@ -1,9 +1,18 @@
-"""memtree.render: the snippet shown for a hit and the words highlighted in it."""
+"""memtree.render: the snippet shown for a hit, the words highlighted in it, and what never reaches a terminal."""
 
 from __future__ import annotations
 
-from memtree.render import SNIPPET_CHARS, snippet
-from memtree.search import Hit
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import node
+from typer.testing import CliRunner
+
+from memtree.cli import app
+from memtree.render import SHOWN_LINE_CHARS, SNIPPET_CHARS, highlighter, print_hits, printable, snippet
+from memtree.search import Hit, SearchResult
 
 SIGNALS = {"tree": 1.0, "bm25": 1.0, "bm25_norm": 1.0, "keyword": 1.0, "coverage": 1.0}
 
@@ -24,3 +33,48 @@ def test_a_long_snippet_is_cut_around_the_first_match() -> None:
     assert "가치관" in line
     assert line.startswith("…") and line.endswith("…")
     assert len(line) <= SNIPPET_CHARS + 2
+
+
+# --- hostile notes: escape sequences and huge lines -------------------------------------------
+
+HOSTILE = "\x1b]0;pwned\x07가치관이 \x1b[2J원칙을\x9b31m 정한다\r"
+
+
+def test_printable_drops_control_characters_but_keeps_newlines_and_tabs() -> None:
+    assert printable("a\x1b[2Jb\tc\nd\x07\x00\x7f\x85\x9be") == "a[2Jb\tc\nde"
+    assert printable("가치관 원칙") == "가치관 원칙"
+
+
+def test_no_escape_sequence_of_a_note_reaches_human_output(capsys: pytest.CaptureFixture[str]) -> None:
+    h = Hit("values\x1b[31m", "bank/v\x1b.md", (1, 1), 1.0, SIGNALS, HOSTILE, "bank", ("가치관",), ("원칙\x07",))
+    print_hits(SearchResult("가치관", ("가치관",), (h,), weights={}), explain=True, show_text=True)
+    out = capsys.readouterr().out
+    assert "가치관이" in out and "pwned" in out  # the text is shown, only its control characters go
+    assert not any(c in out for c in "\x1b\x07\x9b\r")
+
+
+def test_a_huge_line_is_shown_capped_with_how_to_see_it_all(capsys: pytest.CaptureFixture[str]) -> None:
+    line = "앞 " * 300_000 + "가치관 " + "뒤 " * 300_000  # 1.2 M characters on one line
+    h = hit(line, ("가치관",))
+    shown, _ = snippet(h)
+    assert len(shown) <= SNIPPET_CHARS + 2
+    print_hits(SearchResult("가치관", ("가치관",), (h,), weights={}), explain=False, show_text=True)
+    out = capsys.readouterr().out
+    assert len(out) < SHOWN_LINE_CHARS + 2_000
+    assert f"{len(line) - SHOWN_LINE_CHARS:,} more characters; memtree get bank/identity/values.md, lines 1-3" in out
+
+
+def test_the_highlighter_is_one_alternation_longest_first() -> None:
+    pattern = highlighter(["가치관", "가치관이", "Redis"])
+    assert pattern is not None and highlighter([]) is None
+    assert [m.group() for m in pattern.finditer("가치관이 redis 가치관")] == ["가치관이", "redis", "가치관"]
+
+
+def test_get_and_search_strip_control_characters_but_json_keeps_them(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/v.md": f"# 가치관\n\n{HOSTILE}\n"}, [node("v", "bank/v.md", keywords=["가치관"])])
+    for args in (["get", "bank/v.md"], ["search", "가치관", "--explain", "--budget", "500"]):
+        result = CliRunner().invoke(app, [*args, "--root", str(root)])
+        assert result.exit_code == 0, result.output
+        assert "정한다" in result.stdout and "\x1b" not in result.stdout and "\x07" not in result.stdout
+    raw = CliRunner().invoke(app, ["get", "bank/v.md", "--json", "--root", str(root)])
+    assert json.loads(raw.stdout)["text"] == f"# 가치관\n\n{HOSTILE}\n"

@@ -5,15 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import REPO, node
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memtree import split as split_module
 from memtree import store
 from memtree import tree as treemod
-from memtree.errors import MemtreeError
+from memtree.errors import ChangedOnDisk, MemtreeError
 from memtree.split import MARKER, SplitPlan, join_parts, plan_split, slugify, split_file
 
 KO = ["가치관이", "판단기준을", "원칙은", "메모리", "검색에서", "한국어", "조사가", "파일을", "분할한다", "물", "집에"]
@@ -130,6 +132,19 @@ def entries(parent: str) -> list[str]:
     return [m.group(1) for m in map(ENTRY.match, parent.split("\n")) if m]
 
 
+def leaves(plan: SplitPlan, targets: list[str]) -> list[str]:
+    """The parts the index ``targets`` lead to, in order: an index note's links are followed."""
+    notes = {c.path: c.text for c in plan.indexes}
+    out = []
+    for target in targets:
+        if target in notes:
+            folder = target.rsplit("/", 1)[0]
+            out += leaves(plan, [f"{folder}/{t}" for t in entries(notes[target])])
+        else:
+            out.append(target)
+    return out
+
+
 def start_lines(plan: SplitPlan) -> list[int]:
     """The 0-based body line on which each child starts."""
     out, line = [], plan.preamble.count("\n")
@@ -170,13 +185,19 @@ def test_split_then_join_gives_the_body_back(doc: Doc, max_bytes: int, extra: Do
     assert again is None or not again.children  # and on the parent
     if len(plan.parent_text.encode()) > max_bytes:
         assert plan.preamble == "" and plan.warnings  # only an index too long for the limit
+    # every part is reached from the parent's index, in order, once (through index notes if need be)
+    assert leaves(plan, entries(plan.parent_text)) == [c.path for c in plan.children]
+    for note in plan.indexes:
+        assert len(note.text.encode()) <= max_bytes or any(note.path in w for w in plan.warnings)
+        again = plan_split(note.text, max_bytes, "i")
+        assert again is None or not again.children
     # the parent grows: its new content is split again, its index extended, never repeated
     grown = plan_split(plan.parent_text + extra[1], max_bytes, "n")
     if grown is not None and grown.children:
         assert join_parts(grown) == plan.preamble + extra[1]
         assert grown.parent_text.count(MARKER) == 1
         old, new = (entries(t) for t in (plan.parent_text, grown.parent_text))
-        assert new[: len(old)] == old and len(new) == len(old) + len(grown.children)
+        assert new[: len(old)] == old and leaves(grown, new[len(old) :]) == [c.path for c in grown.children]
         assert len(set(new)) == len(new)
 
 
@@ -525,29 +546,55 @@ def test_a_failed_write_leaves_the_note_whole_and_no_child_behind(
     make_root: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = split_root(make_root, {"bank/identity/values.md": NOTE})
-    real = store.atomic_write
+    real = store.tempfile.mkstemp
 
-    def disk_full_on_the_parent(path: Path, data: bytes, durable: bool = True) -> None:
-        if path.name == "values.md":
+    def disk_full_on_the_parent(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        if kwargs.get("prefix", "").startswith(".values.md"):
             raise OSError(28, "No space left on device")
-        real(path, data, durable)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(store, "atomic_write", disk_full_on_the_parent)
+    monkeypatch.setattr(store.tempfile, "mkstemp", disk_full_on_the_parent)
     with pytest.raises(MemtreeError, match="No space left on device"):
         split_file(root, "bank/identity/values.md", treemod.load(root), 1500)
     assert (root / "bank/identity/values.md").read_text(encoding="utf-8") == NOTE
     assert list((root / "bank/identity/values").glob("*.md")) == []
 
 
+def _editing_while_planning(monkeypatch: pytest.MonkeyPatch, note: Path, edit: Callable[[str], str]) -> None:
+    """Make the split's planning step edit ``note`` as a person would, once."""
+    real = split_module.plan_split
+    done: list[bool] = []
+
+    def plan_and_edit(*args: Any, **kwargs: Any) -> Any:
+        if not done:
+            note.write_text(edit(note.read_text(encoding="utf-8")), encoding="utf-8")
+            done.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(split_module, "plan_split", plan_and_edit)
+
+
 def test_a_note_edited_during_the_split_is_not_written(
     make_root: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = split_root(make_root, {"bank/identity/values.md": NOTE})
-    reads = iter([NOTE, NOTE + "\n- 방금 추가된 항목\n"])
-    monkeypatch.setattr(store, "read_note", lambda path: next(reads))
-    with pytest.raises(MemtreeError, match="changed while it was being split"):
+    note = root / "bank/identity/values.md"
+    _editing_while_planning(monkeypatch, note, lambda t: t.replace("\n", "\n(고침)\n", 1))
+    with pytest.raises(ChangedOnDisk):
         split_file(root, "bank/identity/values.md", treemod.load(root), 1500)
-    assert not (root / "bank/identity/values").exists()
+    assert "(고침)" in note.read_text(encoding="utf-8")
+    assert list((root / "bank/identity/values").glob("*.md")) == []
+
+
+def test_a_line_appended_during_the_split_stays_in_the_parent(
+    make_root: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = split_root(make_root, {"bank/identity/values.md": NOTE})
+    note = root / "bank/identity/values.md"
+    _editing_while_planning(monkeypatch, note, lambda t: t + "- 방금 추가된 항목\n")
+    result = split_file(root, "bank/identity/values.md", treemod.load(root), 1500)
+    assert result.children
+    assert note.read_text(encoding="utf-8").endswith("- 방금 추가된 항목\n")
 
 
 def test_split_file_on_the_sample_notes_times_four(make_root: Callable[..., Path]) -> None:
@@ -567,3 +614,14 @@ def test_split_file_on_the_sample_notes_times_four(make_root: Callable[..., Path
     assert again.children == () and all(
         split_file(root, p, result.tree, 10_240).children == () for p in result.children
     )
+
+
+def test_an_index_too_long_for_the_parent_goes_into_index_notes() -> None:
+    text = "# 긴 목록\n\n" + "".join(f"- 항목 {i}: 메모리 분할 목록의 한 줄\n" for i in range(5000))
+    plan = plan_split(text, 2048, "list")
+    assert plan is not None and plan.indexes and not plan.warnings
+    assert join_parts(plan) == text
+    assert len(plan.parent_text.encode()) <= 2048 and all(len(f.text.encode()) <= 2048 for f in plan.files)
+    assert leaves(plan, entries(plan.parent_text)) == [c.path for c in plan.children]
+    assert plan_split(plan.parent_text, 2048, "list") is None
+    assert all(plan_split(f.text, 2048, "c") is None for f in plan.files)
