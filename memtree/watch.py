@@ -6,14 +6,23 @@ deletes, renames and moved folders need nothing special) and bank notes that gre
 limit are split. Events under ``.git/`` and ``.memtree/``, hidden, swap and temp files, and the
 watcher's own writes are ignored. Every action is one log line; a heartbeat in
 ``.memtree/watch.json`` lets `memtree status` tell a live watcher from a dead one.
+
+SIGINT and SIGTERM stop it cleanly (``stopping_on_signals``), even when a shell started it with
+SIGINT ignored. When ``.memtree/`` cannot be written (a read-only checkout or mount, a full disk)
+the watcher says so once and keeps watching rather than stopping: edits are still reported and
+bank notes still split, only the heartbeat and the index are not saved (the index is kept in this
+process). The heartbeat is tried again at every beat, and warned about again only after it has
+worked in between, so a folder that comes and goes does not fill the log.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +38,8 @@ DEBOUNCE_S = 0.2
 """Quiet time before acting; why: editors write a file in bursts (temp, rename, chmod)."""
 MAX_DELAY_S = 0.6
 """Act at the latest this long after the first event of a burst, so edits show within a second."""
+TICK_S = 0.05
+"""How often the loop looks for due work and for a stop request."""
 HEARTBEAT_S = 5.0
 HEARTBEAT_FILE = "watch.json"
 STALE_AFTER_S = 3 * HEARTBEAT_S
@@ -89,7 +100,8 @@ class Watcher:
         self._first = 0.0
         self._last = 0.0
         self._lock = threading.Lock()
-        self._stop = threading.Event()
+        self._stopping = False  # a plain flag, not an Event: stop() must be safe in a signal handler
+        self._beat_failing = False
         self._started = time.time()
 
     # watchdog calls this from its thread
@@ -107,13 +119,16 @@ class Watcher:
             self._last = now
 
     def run(self) -> None:
-        """Observe until stopped (Ctrl-C or ``stop()``); a dead observer is restarted, and said so."""
+        """Observe until ``stop()`` (see ``stopping_on_signals``); a dead observer is restarted, and said so."""
         observer = self._observe()
         self.log(f"watching {self.root} (debounce {DEBOUNCE_S:g} s)")
         self._beat(running=True)
         next_beat = time.monotonic() + HEARTBEAT_S
         try:
-            while not self._stop.wait(0.05):
+            while True:
+                time.sleep(TICK_S)
+                if self._stopping:
+                    break
                 if not observer.is_alive():
                     # Why: a watcher that dies without a word is what users of other tools hit most
                     self.log("error: the file observer stopped; restarting it and re-indexing")
@@ -126,6 +141,8 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
+            if observer.is_alive():
+                self.log("warning: the file observer did not stop within 5 s")
             self._beat(running=False)
             self.log("stopped")
 
@@ -148,8 +165,13 @@ class Watcher:
         return observer
 
     def stop(self) -> None:
-        """Ask ``run`` to return."""
-        self._stop.set()
+        """Ask ``run`` to return (within ``TICK_S``, or once a refresh under way ends); signal-safe."""
+        self._stopping = True
+
+    @property
+    def stopping(self) -> bool:
+        """Whether ``stop()`` was called."""
+        return self._stopping
 
     def _maybe_act(self) -> None:
         now = time.monotonic()
@@ -193,4 +215,40 @@ class Watcher:
         try:
             store.atomic_write(self.root / store.STATE_DIR / HEARTBEAT_FILE, orjson.dumps(beat), durable=False)
         except OSError as exc:
-            self.log(f"warning: cannot write the heartbeat ({exc.strerror})")
+            # Why once: a read-only .memtree/ fails every beat, and a warning every 5 s buries the
+            # log lines that matter; the next success re-arms it.
+            if not self._beat_failing:
+                self._beat_failing = True
+                reason = exc.strerror or type(exc).__name__
+                self.log(
+                    f"warning: cannot write {self.root / store.STATE_DIR} ({reason}): no heartbeat for "
+                    "`memtree status` and no saved index; watching goes on"
+                )
+        else:
+            self._beat_failing = False
+
+
+@contextmanager
+def stopping_on_signals(watcher: Watcher) -> Iterator[None]:
+    """While inside, SIGINT and SIGTERM stop ``watcher`` cleanly; a second one interrupts at once.
+
+    Why install SIGINT explicitly: a shell starts background jobs (``&``, CI steps) with SIGINT
+    ignored, Python then leaves it ignored, and such a watcher never stopped on Ctrl-C or ``kill
+    -INT``; SIGTERM (``kill``, systemd, ``docker stop``) ended it without the final heartbeat.
+    Outside the main thread (where signals cannot be handled) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: object) -> None:
+        if watcher.stopping:  # asked twice: the clean stop is taking too long for the user
+            raise KeyboardInterrupt
+        watcher.stop()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)

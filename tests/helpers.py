@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +100,19 @@ def steady(signals: dict[str, float]) -> dict[str, float]:
 def final_score(signals: dict[str, float]) -> float:
     """keyword × decay × recency × scope, as --explain prints it."""
     return signals["keyword"] * signals.get("decay", 1.0) * signals.get("recency", 1.0) * signals.get("scope", 1.0)
+
+
+DEADLINE_S = 10.0
+"""How long a test waits for something another thread or process does; generous for a loaded CI box."""
+
+
+def wait_for(what: Callable[[], object], message: str, timeout: float = DEADLINE_S) -> None:
+    """Poll until ``what()`` is truthy; fail with ``message`` after ``timeout`` seconds (never a fixed sleep)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if what():
+            return
+        time.sleep(0.05)
+    if what():  # a last look: the deadline may have passed while this thread was not scheduled
+        return
+    raise AssertionError(f"gave up waiting: {message}")

@@ -1,45 +1,33 @@
-"""memtree.watch: relevant(), the Watcher in a background thread, the heartbeat, and `memtree watch` on SIGINT.
+"""memtree.watch: relevant(), the Watcher in a background thread, the heartbeat, a read-only
+.memtree/, and `memtree watch` stopped by SIGINT (also when started with SIGINT ignored) and SIGTERM.
 
 No timing is asserted: every wait polls for an outcome with a generous deadline.
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import json
 import os
-import queue
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from helpers import bump, grown
+from helpers import DEADLINE_S, bump, grown, wait_for
 from typer.testing import CliRunner
 
-from memtree import MemTree
+from memtree import MemTree, store, watch
 from memtree import tree as treemod
 from memtree.cli import app
 from memtree.index import Index
-from memtree.watch import HEARTBEAT_FILE, Watcher, relevant
-
-DEADLINE_S = 10.0
-
-
-def wait_for(what: Callable[[], object], message: str, timeout: float = DEADLINE_S) -> None:
-    """Poll until ``what()`` is truthy; fail with ``message`` after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if what():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting: {message}")
+from memtree.watch import HEARTBEAT_FILE, Watcher, relevant, stopping_on_signals
 
 
 class Log:
@@ -74,8 +62,11 @@ class Log:
 
 
 @contextmanager
-def watching(root: Path, split: bool = True) -> Iterator[tuple[Watcher, Log]]:
-    """A Watcher on ``root`` running in a thread (index built first), stopped and joined on exit."""
+def watching(root: Path, split: bool = True, heartbeat: bool = True) -> Iterator[tuple[Watcher, Log]]:
+    """A Watcher on ``root`` running in a thread (index built first), stopped and joined on exit.
+
+    ``heartbeat=False``: do not wait for the heartbeat file (for a .memtree/ that cannot be written).
+    """
     mt = MemTree(root, refresh_interval=0)
     mt.refresh()  # the index exists before the watch starts, so only later edits are actions
     log = Log()
@@ -84,7 +75,8 @@ def watching(root: Path, split: bool = True) -> Iterator[tuple[Watcher, Log]]:
     thread.start()
     try:
         wait_for(lambda: any(ln.startswith("watching ") for ln in log.lines), "the 'watching' line")
-        wait_for(lambda: (root / ".memtree" / HEARTBEAT_FILE).exists(), "the first heartbeat")
+        if heartbeat:
+            wait_for(lambda: (root / ".memtree" / HEARTBEAT_FILE).exists(), "the first heartbeat")
         yield watcher, log
     finally:
         watcher.stop()
@@ -94,13 +86,20 @@ def watching(root: Path, split: bool = True) -> Iterator[tuple[Watcher, Log]]:
 
 
 def persisted(root: Path) -> Index:
-    """The index as the watcher left it on disk (loaded, not refreshed)."""
+    """The index as the watcher left it on disk (loaded, not refreshed), read under the index lock.
+
+    Why the lock: a refresh replaces the manifest, then deletes the segments the old one named, so
+    a lock-free load that read the old manifest can find its segments gone and fail ("no persisted
+    index" in 1 of 10 runs). Writers re-load under this lock; so does this reader.
+    """
     index = Index(root)
-    assert index.load(), "no persisted index"
+    with store.locked(index.dir.parent / "index.lock"):
+        assert index.load(), "no persisted index"
     return index
 
 
 def indexed_as_on_disk(root: Path, rel: str) -> bool:
+    """Whether the persisted index holds ``rel`` as it is on disk now (same mtime and size)."""
     entry = persisted(root).files.get(rel)
     st = (root / rel).stat()
     return entry is not None and (entry.mtime_ns, entry.size) == (st.st_mtime_ns, st.st_size)
@@ -326,44 +325,132 @@ def test_a_heartbeat_of_a_dead_process_is_not_alive(sample_root: Path) -> None:
 
 # --- `memtree watch` -----------------------------------------------------------------------------
 
+IGNORING_SIGINT = (
+    "import os, signal, sys\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a shell does to a background job (&, CI)\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'memtree', *sys.argv[1:]])\n"
+)
+"""Runs `python -m memtree ARGS` in the same process (same pid) with SIGINT ignored, as exec keeps it."""
 
-def test_the_watch_command_stops_cleanly_on_sigint(sample_root: Path) -> None:
-    command = [sys.executable, "-m", "memtree", "watch", "--root", str(sample_root)]
+
+def stop_the_watch_command(root: Path, signum: int, sigint_ignored: bool = False) -> tuple[int, list[str], str]:
+    """Start `memtree watch`, wait until it is watching, send ``signum``: its exit code, stdout lines, stderr."""
+    args = ["watch", "--root", str(root)]
+    command = (
+        [sys.executable, "-c", IGNORING_SIGINT, *args] if sigint_ignored else [sys.executable, "-m", "memtree", *args]
+    )
+    out = Log()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8") as proc:
-        lines: queue.Queue[str] = queue.Queue()
 
         def pump() -> None:
             assert proc.stdout is not None
             for line in proc.stdout:
-                lines.put(line.rstrip("\n"))
+                out(line.rstrip("\n"))
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
-        seen: list[str] = []
         try:
-            end = time.monotonic() + 20
-            while not any(" watching " in ln for ln in seen):
-                assert time.monotonic() < end and proc.poll() is None, (seen, proc.poll())
-                with contextlib.suppress(queue.Empty):
-                    seen.append(lines.get(timeout=0.1))
-            wait_for(lambda: (sample_root / ".memtree" / HEARTBEAT_FILE).exists(), "the watch command's heartbeat")
-            beat = MemTree(sample_root).status().watcher
+            # a cold interpreter importing typer and watchdog on a loaded box: a longer deadline
+            wait_for(
+                lambda: proc.poll() is not None or any(" watching " in ln for ln in out.lines), "the watching line", 30
+            )
+            assert proc.poll() is None, (out.lines, proc.poll())
+            wait_for(lambda: (root / ".memtree" / HEARTBEAT_FILE).exists(), "the watch command's heartbeat")
+            beat = MemTree(root).status().watcher
             assert beat is not None and beat["alive"] is True and beat["pid"] == proc.pid
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=20)
+            proc.send_signal(signum)
+            proc.wait(timeout=30)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        reader.join(timeout=5)  # the pipe closes when the process ends
+        reader.join(timeout=DEADLINE_S)  # the pipe closes when the process ends
+        assert not reader.is_alive()
         assert proc.stderr is not None
         stderr = proc.stderr.read()
-    while not lines.empty():
-        seen.append(lines.get())
-    assert proc.returncode == 0, (seen, stderr)
-    assert seen[-1].endswith(" stopped"), seen
+    return proc.returncode, out.lines, stderr
+
+
+def assert_stopped_cleanly(root: Path, code: int, lines: list[str], stderr: str) -> None:
+    """Exit 0, "stopped" last (after the observer was joined: no warning), no traceback, heartbeat not alive."""
+    assert code == 0, (lines, stderr)
+    assert lines and lines[-1].endswith(" stopped"), lines
+    assert not any(" warning: " in ln or " error: " in ln for ln in lines), lines
     assert "Traceback" not in stderr, stderr
-    assert MemTree(sample_root).status().watcher["alive"] is False
+    beat = MemTree(root).status().watcher
+    assert beat is not None and beat["running"] is False and beat["alive"] is False
+
+
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["sigint-default", "sigint-ignored-by-the-shell"])
+def test_the_watch_command_stops_cleanly_on_sigint(sample_root: Path, sigint_ignored: bool) -> None:
+    assert_stopped_cleanly(sample_root, *stop_the_watch_command(sample_root, signal.SIGINT, sigint_ignored))
+
+
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["sigint-default", "sigint-ignored-by-the-shell"])
+def test_the_watch_command_stops_cleanly_on_sigterm(sample_root: Path, sigint_ignored: bool) -> None:
+    assert_stopped_cleanly(sample_root, *stop_the_watch_command(sample_root, signal.SIGTERM, sigint_ignored))
+
+
+def test_stopping_on_signals_stops_the_watcher_and_restores_the_handlers(sample_root: Path) -> None:
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    watcher = Watcher(MemTree(sample_root), Log())
+    with stopping_on_signals(watcher):
+        assert signal.getsignal(signal.SIGTERM) is not before[signal.SIGTERM]
+        signal.raise_signal(signal.SIGTERM)  # the handler runs in this (main) thread before the call returns
+        assert watcher.stopping
+        with pytest.raises(KeyboardInterrupt):  # asked twice: stop now
+            signal.raise_signal(signal.SIGINT)
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+
+
+def test_a_state_folder_that_cannot_be_written_is_said_once_and_the_watch_goes_on(
+    sample_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """We run as root, where chmod stops nothing: the writers into .memtree/ refuse instead."""
+    state = sample_root / store.STATE_DIR
+    real_write, real_locked = store.atomic_write, store.locked
+    refusing = {"on": True}
+    beats = {"tried": 0}
+
+    def refuse(path: Path) -> None:
+        if path.name == HEARTBEAT_FILE:
+            beats["tried"] += 1
+        if refusing["on"] and path.is_relative_to(state):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
+        refuse(path)
+        real_write(path, data, durable=durable)
+
+    @contextmanager
+    def locked(path: Path) -> Iterator[None]:
+        refuse(path)
+        with real_locked(path):
+            yield
+
+    monkeypatch.setattr(store, "atomic_write", atomic_write)
+    monkeypatch.setattr(store, "locked", locked)
+    monkeypatch.setattr(watch, "HEARTBEAT_S", 0.05)
+    rel = "bank/project/rules.md"
+    note = sample_root / rel
+    line = (
+        f"warning: cannot write {state} (Permission denied): "
+        "no heartbeat for `memtree status` and no saved index; watching goes on"
+    )
+    with watching(sample_root, heartbeat=False) as (_, log):
+        wait_for(lambda: beats["tried"] >= 5, "five heartbeats tried")
+        bump(note, note.read_text(encoding="utf-8") + "\n- 읽기 전용이어도 편집은 보인다\n")
+        log.wait(f"re-indexed {rel}")  # the index lives on in the watcher's memory
+        tried = beats["tried"]
+        wait_for(lambda: beats["tried"] >= tried + 5, "five more heartbeats tried")
+        assert [ln for ln in log.lines if ln.startswith(("warning:", "error:"))] == [line]
+        refusing["on"] = False  # the folder became writable: the heartbeat is back, the warning re-armed
+        wait_for(lambda: (state / HEARTBEAT_FILE).exists(), "the heartbeat once writable")
+        refusing["on"] = True
+        tried = beats["tried"]
+        wait_for(lambda: beats["tried"] >= tried + 5, "five heartbeats tried after it failed again")
+    assert [ln for ln in log.lines if ln.startswith(("warning:", "error:"))] == [line, line]
+    assert log.actions() == [f"re-indexed {rel}"]
 
 
 def test_an_event_that_raises_is_logged_and_the_observer_lives_on(
@@ -383,7 +470,9 @@ def test_an_event_that_raises_is_logged_and_the_observer_lives_on(
     with watching(sample_root) as (_, log):
         note.write_text(note.read_text(encoding="utf-8") + "\n- 첫 번째 편집\n", encoding="utf-8")
         log.wait_prefix("error: RuntimeError: odd event")
-        time.sleep(0.3)
+        # the first edit's later events (modified, closed) were still collected: it is indexed
+        wait_for(lambda: indexed_as_on_disk(sample_root, "bank/project/rules.md"), "the first edit re-indexed")
+        # and an edit made after the error, as a fresh burst, is seen and indexed too
         note.write_text(note.read_text(encoding="utf-8") + "\n- 두 번째 편집 quokka\n", encoding="utf-8")
         wait_for(lambda: indexed_as_on_disk(sample_root, "bank/project/rules.md"), "the second edit re-indexed")
 
