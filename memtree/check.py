@@ -1,8 +1,9 @@
 """`memtree check`: what a pre-commit hook refuses — oversized or unindexable notes, index problems, secrets.
 
 Problems are values (``Problem``), found without writing anything; ``--fix`` then splits the
-oversized bank notes and re-runs `memtree index`, which adds nodes for notes that have none and
-drops nodes whose file is gone. Secrets are reported, never rewritten behind the user's back.
+oversized bank notes, removes the temp files a killed write left behind and re-runs `memtree
+index`, which adds nodes for notes that have none and drops nodes whose file is gone. Secrets are
+reported, never rewritten behind the user's back.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .errors import TreeError
 class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
-    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret"
+    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret", "leftover"
     path: str
     detail: str
     fixable: bool = False
@@ -57,6 +58,9 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
             detail = f"{f.size:,} bytes, over index.max_note_bytes ({index_limit:,}): search skips it"
             fixable = f.tier == "bank" and f.size > limit and problems[-1].fixable  # a split leaves small notes
             problems.append(Problem("unindexed", f.path, detail, fixable))
+    if files is None:
+        for rel in store.leftovers(root):
+            problems.append(Problem("leftover", rel, "a temp file left by a memtree write that was killed", True))
     try:
         tree = treemod.load(root, check_files=False)
     except TreeError as exc:

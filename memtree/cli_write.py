@@ -12,6 +12,7 @@ import typer
 
 from .cli import JsonOption, RootOption, _dump, _errors, _fail, _open, app
 from .errors import QueryError
+from .render import printable
 
 conflicts_app = typer.Typer(
     help="Entries that may contradict each other: list them, or settle one with `resolve`.",
@@ -67,7 +68,7 @@ def add(
     if json:
         _dump({"decision": name, **asdict(decision)})
         return
-    print(_describe(name, decision))
+    print(printable(_describe(name, decision)))
 
 
 def _describe(name: str, d: Any) -> str:
@@ -105,7 +106,7 @@ def log(
         _dump(asdict(logged))
         return
     extra = f"; redacted: {', '.join(logged.redacted)}" if logged.redacted else ""
-    print(f"logged to {logged.path}:{logged.line}{extra}")
+    print(printable(f"logged to {logged.path}:{logged.line}{extra}"))
 
 
 @conflicts_app.callback()
@@ -133,10 +134,10 @@ def conflicts(
         print("no open conflicts")
         return
     for c in open_:
-        print(f"{c.id}  similarity {c.similarity:.2f}  {c.created}")
-        print(f"  new  {c.new.path}  {c.new.id or '(hand-written)'}: {c.new.text}")
-        print(f"  old  {c.old.path}  {c.old.id or '(hand-written)'}: {c.old.text}")
-    print(f"settle one with: memtree conflicts resolve ID --keep new|old|both ({len(open_)} open)")
+        print(printable(f"{c.id}  similarity {c.similarity:.2f}  {c.created}"))
+        print(printable(f"  new  {c.new.path}  {c.new.id or '(hand-written)'}: {c.new.text}"))
+        print(printable(f"  old  {c.old.path}  {c.old.id or '(hand-written)'}: {c.old.text}"))
+    print(printable(f"settle one with: memtree conflicts resolve ID --keep new|old|both ({len(open_)} open)"))
 
 
 def _scan(root: Path | None, json: bool, record: bool) -> None:
@@ -148,12 +149,12 @@ def _scan(root: Path | None, json: bool, record: bool) -> None:
         print("no contradictions found")
         return
     for c in found:
-        print(f"similarity {c.similarity:.2f}, {c.reason}")
-        print(f"  newer  {c.newer.path}  ({c.newer_created}): {c.newer.text}")
-        print(f"  older  {c.older.path}  ({c.older_created}): {c.older.text}")
-        print(f"  → {c.suggestion}")
+        print(printable(f"similarity {c.similarity:.2f}, {c.reason}"))
+        print(printable(f"  newer  {c.newer.path}  ({c.newer_created}): {c.newer.text}"))
+        print(printable(f"  older  {c.older.path}  ({c.older_created}): {c.older.text}"))
+        print(printable(f"  → {c.suggestion}"))
     tail = "recorded in conflicts.json" if record else "record them with --scan --record"
-    print(f"{len(found)} possible contradiction(s); {tail}")
+    print(printable(f"{len(found)} possible contradiction(s); {tail}"))
 
 
 @conflicts_app.command("resolve")
@@ -171,7 +172,7 @@ def resolve(
     if json:
         _dump({"resolved": settled.id, "keep": keep, "outcome": outcome})
         return
-    print(f"resolved {settled.id} (kept {keep}): {outcome}")
+    print(printable(f"resolved {settled.id} (kept {keep}): {outcome}"))
 
 
 @app.command()
@@ -193,18 +194,20 @@ def split(
         print("no bank note over the limit; nothing to split")
     for r in results:
         if r.children:
-            print(f"split {r.path} into {len(r.children)} notes: {', '.join(r.children)}")
+            print(printable(f"split {r.path} into {len(r.children)} notes: {', '.join(r.children)}"))
         else:
-            print(f"{r.path}: within the limit; nothing to split")
+            print(printable(f"{r.path}: within the limit; nothing to split"))
         for warning in r.warnings:
-            sys.stderr.write(f"memtree: warning: {warning}\n")
+            sys.stderr.write(printable(f"memtree: warning: {warning}\n"))
 
 
 @app.command()
 @_errors
 def check(
     files: Annotated[list[str] | None, typer.Argument(help="Only these files (pre-commit passes them).")] = None,
-    fix: Annotated[bool, typer.Option("--fix", help="Split oversized notes and re-index, then check again.")] = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Split oversized notes, remove leftover temp files, re-index; check again.")
+    ] = False,
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
@@ -212,6 +215,7 @@ def check(
     mt = _open(root)
     fixed: list[str] = []
     if fix:
+        fixed += [f"removed {p}, left by a killed write" for p in mt.sweep()]
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]
@@ -221,10 +225,10 @@ def check(
         _dump({"ok": not problems, "fixed": fixed, "problems": [asdict(p) for p in problems]})
     else:
         for line in fixed:
-            print(f"fixed: {line}")
+            print(printable(f"fixed: {line}"))
         for p in problems:
             hint = " (memtree check --fix)" if p.fixable else ""
-            print(f"{p.path}: {p.kind}: {p.detail}{hint}")
+            print(printable(f"{p.path}: {p.kind}: {p.detail}{hint}"))
         if not problems:
             print("memtree check: ok")
     if problems:
@@ -237,14 +241,15 @@ def watch(
     no_split: Annotated[bool, typer.Option("--no-split", help="Only re-index; do not split notes.")] = False,
     root: RootOption = None,
 ) -> None:
-    """Re-index notes as they are edited (and split ones that grow too big) until Ctrl-C."""
+    """Re-index notes as they are edited (and split ones that grow too big) until Ctrl-C or SIGTERM."""
     from datetime import datetime
 
-    from .watch import Watcher
+    from .watch import Watcher, stopping_on_signals
 
     def log(line: str) -> None:
-        print(f"{datetime.now():%H:%M:%S} {line}", flush=True)
+        print(printable(f"{datetime.now():%H:%M:%S} {line}"), flush=True)
 
     watcher = Watcher(_open(root), log, split=not no_split)
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends; run() stops the observer
+    # a second Ctrl-C interrupts a slow stop: still exit 0, run()'s finally has stopped the observer
+    with contextlib.suppress(KeyboardInterrupt), stopping_on_signals(watcher):
         watcher.run()

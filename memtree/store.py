@@ -496,20 +496,27 @@ def _sweep(folder: Path) -> int:
     return removed
 
 
+def leftovers(root: Path) -> list[str]:
+    """memtree's temp files left in the root's tracked folders by a killed writer (root-relative paths)."""
+    found: list[str] = []
+    base = os.path.realpath(root)
+    folders = [Path(root)]
+    for tier in TIERS:
+        top = Path(root) / tier
+        if top.is_dir() and _within(base, os.path.realpath(top)):
+            folders.extend(p for p in [top, *top.rglob("*")] if p.is_dir() and not p.is_symlink())
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            found.extend((folder / n).relative_to(root).as_posix() for n in sorted(os.listdir(folder)) if is_temp(n))
+    return found
+
+
 def sweep(root: Path) -> list[str]:
     """Remove every temp file a killed writer left in the root's tracked folders; returns their paths."""
     gone: list[str] = []
-    with write_lock(root):
-        folders = [Path(root)]
-        for tier in TIERS:
-            top = Path(root) / tier
-            if top.is_dir() and _within(os.path.realpath(root), os.path.realpath(top)):
-                folders.extend(p for p in [top, *top.rglob("*")] if p.is_dir() and not p.is_symlink())
-        for folder in folders:
+    with write_lock(root):  # under the lock, no memtree writer of this root has a temp file open
+        for rel in leftovers(root):
             with contextlib.suppress(OSError):
-                for name in sorted(os.listdir(folder)):
-                    if is_temp(name):
-                        with contextlib.suppress(OSError):
-                            os.unlink(folder / name)
-                            gone.append((folder / name).relative_to(root).as_posix())
+                os.unlink(Path(root) / rel)
+                gone.append(rel)
     return gone

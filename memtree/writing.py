@@ -179,6 +179,10 @@ class Writing:
         inside = [r for r in (self._relative(f, must_exist=False) for f in files) if r]
         return find_problems(self.root, self.settings, inside)  # [] checks no file, only the tree
 
+    def sweep(self) -> list[str]:
+        """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
+        return store.sweep(self.root)
+
     def split(self, path: str | None = None, max_bytes: int | None = None) -> list[SplitResult]:
         """Split ``path`` (or every bank note over the limit) into child notes and nodes."""
 

@@ -349,3 +349,17 @@ def test_an_import_through_a_link_out_writes_nothing_outside(planted: tuple[Path
     result = CliRunner().invoke(app, ["import", str(source), "--root", str(root)])
     assert_one_line_error(result, "outside the memory root")
     assert snapshot(outside) == before
+
+
+def test_check_reports_leftovers_and_notes_without_a_node_and_fix_repairs_both(tmp_path: Path) -> None:
+    root = facts_root(tmp_path)
+    (root / "bank" / ".facts.md.memtree-dead01.tmp").write_text("half")
+    (root / "bank" / "imported.md").write_text("# imported\n\n- 들여온 사실 하나\n", encoding="utf-8")
+    runner = CliRunner()
+    first = runner.invoke(app, ["check", "--root", str(root)])
+    assert first.exit_code == 1
+    assert "leftover" in first.stdout and "no-node" in first.stdout
+    fixed = runner.invoke(app, ["check", "--fix", "--root", str(root)])
+    assert fixed.exit_code == 0, fixed.stdout
+    assert not (root / "bank" / ".facts.md.memtree-dead01.tmp").exists()
+    assert runner.invoke(app, ["check", "--root", str(root)]).exit_code == 0
