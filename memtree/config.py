@@ -14,6 +14,9 @@ CONFIG_FILE = "memtree.yaml"
 TREE_WEIGHT = 0.4
 BM25_WEIGHT = 0.6
 PARTIAL_MATCH = 0.7
+INFIX_MATCH = 0.5
+"""Strength of a Hangul query word found inside a longer compound (배포 in 무중단배포; memtree.text.match);
+chosen on the dev sets (README, "Matching"). 0 turns infix matching off."""
 MAX_RESULTS = 5
 TOKEN_BUDGET = 2000
 CACHE_TTL_S = 1800
@@ -22,6 +25,9 @@ SEMANTIC_WEIGHT = 0.4
 REJECT_THRESHOLD = 0.30
 """Minimum query coverage of the best hit; calibrated on the dev sets' unanswerable questions
 (README, "Rejection"): below it memtree answers "no confident match" instead of guessing."""
+EVIDENCE_WEIGHT = 0.5
+"""How much a candidate's clause coverage scales its rank: score × (1 − w + w × coverage); chosen on
+the KorQuAD dev set (README, "Long prompts"), where 0.5–1.0 tie and 0 loses a point of MRR."""
 RECENCY_BOOST = 1.2
 SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
@@ -54,12 +60,14 @@ class SearchSettings:
     tree_weight: float = TREE_WEIGHT
     bm25_weight: float = BM25_WEIGHT
     partial_match: float = PARTIAL_MATCH
+    infix_match: float = INFIX_MATCH
     max_results: int = MAX_RESULTS
     token_budget: int = TOKEN_BUDGET
     cache_ttl_s: float = CACHE_TTL_S
     keyword_weight: float = KEYWORD_WEIGHT
     semantic_weight: float = SEMANTIC_WEIGHT
     reject_threshold: float = REJECT_THRESHOLD
+    evidence_weight: float = EVIDENCE_WEIGHT
     recency_boost: float = RECENCY_BOOST
     scope_boost: float = SCOPE_BOOST
     refresh_interval_s: float = REFRESH_INTERVAL_S

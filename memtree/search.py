@@ -4,8 +4,9 @@
 
 ``tree`` is the routing score of the chunk's node (tree.route), already in [0, 1]; BM25 is
 normalized by the best BM25 score of the query. A hit's *coverage* — the IDF-weighted share of
-query terms it holds (exactly 1.0, by prefix ``partial``), in its text or its node's keywords —
-decides rejection: below ``reject_threshold`` memtree returns nothing rather than a guess.
+query terms it holds (exactly 1.0, by prefix ``partial``), in its text or its node's keywords,
+judged per clause of the query (memtree.evidence) — decides rejection: below
+``reject_threshold`` memtree returns nothing rather than a guess.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import bm25, dense, text
+from . import bm25, dense, evidence, text
 from .config import SearchSettings
 from .decay import Adjuster, Factors
 from .index import Index
@@ -115,7 +116,11 @@ def run(
     if len(cache) > TERM_CACHE_SIZE:
         cache.clear()
     scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b, cache)
+    if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds
+        qterms = evidence.bounded(qterms, [st.df for st in scored.stats])
+        scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b, cache)
     idfs = [st.idf for st in scored.stats]
+    judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats])
     routes = route(keywords, qterms, idfs, settings.partial_match)
     routed = {tree.by_id[r].path: rt for r, rt in routes.items()}
     tw, bw = settings.tree_weight, settings.bm25_weight
@@ -142,7 +147,7 @@ def run(
             strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = tw * tree_score + (bw * scored.raw(si, d) / top_bm if top_bm else 0.0)
-        coverage = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
+        coverage = judged.coverage(strengths)
         path = seg.files[seg.doc_file[d]]
         start, end = seg.doc_start[d], seg.doc_end[d]
         chunk_text = "\n".join(read_lines(path)[start - 1 : end])
@@ -153,15 +158,18 @@ def run(
         cos = semantic.cos(si, d) if semantic is not None else None
         return _Candidate(keyword, coverage, si, d, rt, strengths, tree_score, path, chunk_text, keys, factors, cos)
 
-    fetch = k if adjust is None and semantic is None else max(3 * k, 15)  # re-ranked: look at a few more than k
+    # re-ranked by evidence (and decay, scope, meaning): look at a few more than k
+    reranked = adjust is not None or semantic is not None or settings.evidence_weight > 0
+    fetch = max(3 * k, 15) if reranked else k
     while True:
         top, top_bm = scored.top(fetch, frozenset(tiers), file_routes, tw, bw, skip)
         wanted: list[tuple[float | None, int, int]] = [(kw, si, d) for kw, si, d in top]
         if semantic is not None:
             seen = {(si, d) for _, si, d in top}
             wanted += [(None, si, d) for si, d in semantic.top(fetch) if (si, d) not in seen]
-        if semantic is None and adjust is not None:
-            ranked = _weigh_lazily(wanted, k, adjust.max_factor, scored, candidate)
+        if semantic is None and reranked:
+            most = adjust.max_factor if adjust is not None else 1.0
+            ranked = _weigh_lazily(wanted, k, most, scored, candidate, settings.evidence_weight)
         else:
             table = scored.strengths([(si, d) for _, si, d in wanted])
             ranked = [c for (kw, si, d), st in zip(wanted, table) if (c := candidate(kw, si, d, st)) is not None]
@@ -170,13 +178,8 @@ def run(
         fetch *= 4  # the scope hid too many: look deeper
 
     fused = semantic.fuse(ranked) if semantic is not None else {}
-    if adjust is not None or semantic is not None:
-
-        def weighed(c: _Candidate) -> float:
-            base = fused.get((c.si, c.d), c.keyword)
-            return base * c.factors.total if c.factors else base
-
-        ranked.sort(key=lambda c: -weighed(c))
+    if reranked:
+        ranked.sort(key=lambda c: -_weighed(c, fused.get((c.si, c.d), c.keyword), settings.evidence_weight))
     had_candidates = bool(ranked)
     ranked = ranked[:k]
     reason = None
@@ -249,10 +252,8 @@ def run(
             for h in hits
             if h.via or not any(p == h.path and s <= h.lines[1] and h.lines[0] <= e for p, (s, e) in sources)
         ]
-    # recall/ is the hot buffer: its confident hits come before bank/ and memory/ hits.
-    # A weak recall excerpt (below the rejection threshold on its own) keeps its rank.
-    threshold = settings.reject_threshold
-    hits.sort(key=lambda h: 0 if h.tier == "recall" and h.signals["coverage"] >= threshold else 1)
+    # recall/ is the hot buffer: it wins ties, never a better match (hits are in score order already)
+    hits.sort(key=lambda h: (-h.score, h.tier != "recall"))
     weights = {"tree": tw, "bm25": bw}
     return SearchResult(query, tuple(qterms), tuple(hits), reason, tuple(scored.stats), (), weights)
 
@@ -272,12 +273,24 @@ class _Candidate(NamedTuple):
     cos: float | None = None  # cosine similarity to the query (semantic layer on)
 
 
+def _weighed(c: _Candidate, base: float, evidence_weight: float) -> float:
+    """A candidate's rank score: its blend, scaled by its clause evidence, times decay, recency and scope.
+
+    Why the evidence: of two chunks the blend scores alike, the one answering a whole clause of the
+    question beats one that gathers scattered words of a long message (both factors are ≤ 1, so
+    the lazy cut below stays exact).
+    """
+    base *= 1.0 - evidence_weight + evidence_weight * c.coverage
+    return base * c.factors.total if c.factors else base
+
+
 def _weigh_lazily(
     wanted: list[tuple[float | None, int, int]],
     k: int,
     max_factor: float,
     scored: Any,
     candidate: Callable[[float | None, int, int, list[float]], _Candidate | None],
+    evidence_weight: float,
 ) -> list[_Candidate]:
     """Candidates in keyword order, weighed until none further down can reach the top k.
 
@@ -298,7 +311,7 @@ def _weigh_lazily(
         if c is None:
             continue
         ranked.append(c)
-        bisect.insort(best, -(c.keyword * c.factors.total if c.factors else c.keyword))
+        bisect.insort(best, -_weighed(c, c.keyword, evidence_weight))
     return ranked
 
 

@@ -90,9 +90,9 @@ def test_the_reason_for_terms_found_only_in_an_unsearched_tier_names_them(mt: Me
 
 
 def test_k_limits_the_number_of_hits(mt: MemTree) -> None:
-    assert len(mt.search("Reflect").hits) == 5  # search.max_results; 6 chunks match
+    assert len(mt.search("Reflect").hits) == 5  # search.max_results; 7 chunks match
     assert len(mt.search("Reflect", k=2).hits) == 2
-    assert len(mt.search("Reflect", k=10).hits) == 6
+    assert len(mt.search("Reflect", k=10).hits) == 7
 
 
 @pytest.mark.parametrize("budget", [1, 40, 120, 400])
@@ -116,23 +116,36 @@ def test_the_query_cache_returns_the_same_result_until_a_note_changes(mt: MemTre
     assert mt.search("크론 스케줄") is second
 
 
-def test_recall_hits_come_first(mt: MemTree, sample_root: Path) -> None:
+def test_recall_hits_are_searched_and_win_ties(mt: MemTree, sample_root: Path) -> None:
     (sample_root / "recall/values.md").write_text(
         "가치관 요약: 틀린 기억은 없는 기억보다 나쁘다. (bank/identity/values.md)\n", encoding="utf-8"
     )
-    hits = mt.search("가치관").hits
-    assert hits[0].path == "recall/values.md" and hits[0].tier == "recall"
-    assert any(h.path == "bank/identity/values.md" for h in hits)
+    hits = mt.search("가치관 요약 틀린 기억").hits
+    assert hits[0].path == "recall/values.md" and hits[0].tier == "recall"  # the best match is the excerpt
+    assert list(hits) == sorted(hits, key=lambda h: (-h.score, h.tier != "recall"))
 
 
 def test_a_weak_recall_hit_does_not_jump_ahead_of_a_confident_bank_hit(mt: MemTree, sample_root: Path) -> None:
     # the recall excerpt holds one of four query terms: below the rejection threshold on its own
     (sample_root / "recall/kst.md").write_text("- KST 기준.\n", encoding="utf-8")
-    result = mt.search("크론 스케줄 설계 KST")
+    result = mt.search("크론 스케줄 설계 KST", k=10)
     recall = [h for h in result.hits if h.tier == "recall"]
     assert recall and recall[0].signals["coverage"] < mt.settings.search.reject_threshold
     assert result.hits[0].node == "technical/cron-design"
     assert result.hits[0].score > recall[0].score
+
+
+def test_a_confident_recall_excerpt_goes_first_only_when_it_matches_at_least_as_well(
+    mt: MemTree, sample_root: Path
+) -> None:
+    # Why: the excerpt lacks the query's distinctive word (설계); a bank chunk holding all of it must lead
+    (sample_root / "recall/cron.md").write_text("- 크론 스케줄은 매일 돈다.\n", encoding="utf-8")
+    result = mt.search("크론 스케줄 설계", k=10)
+    recall = [h for h in result.hits if h.tier == "recall"]
+    assert recall and recall[0].signals["coverage"] >= mt.settings.search.reject_threshold
+    assert result.hits[0].tier == "bank" and result.hits[0].score > recall[0].score
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
 
 
 def test_parent_fallback_routes_a_category_keyword_to_its_children(make_root: Callable[..., Path]) -> None:

@@ -1,0 +1,99 @@
+"""How much of a query a chunk answers: clause-level, IDF-weighted evidence (pure, no I/O).
+
+A query is what an agent sends: often the user's whole message — a greeting, some context, the
+question, an unrelated aside, a polite close. Judging a chunk by the share of *every* query word
+it holds punishes a question for being polite or long, so evidence is judged per clause:
+
+    coverage(chunk) = max over clauses K of  Σ_{q∈K} w(q)·strength(q) / Σ_{q∈K} w(q)
+
+with ``w(q)`` the term's IDF. A term the memory does not hold (df = 0) keeps its full weight —
+a missing name is the best sign that the memory cannot answer — unless its form says it is a
+conversational predicate (``알려주실``, ``궁금합니다``, ``하셨어요``) or stray jamo (``ㅎㅎ``):
+those carry no topic, and no memory would hold them. A clause is a sentence of the message (split
+at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole.
+
+Very long inputs are bounded: past ``MAX_TERMS`` distinct terms, the most informative present
+terms (highest IDF) are kept, so a pasted page is searched by its rarest words, the same way
+every time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import text
+
+MAX_TERMS = 48
+"""Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
+
+_CLAUSE_END = re.compile(r"(?<=[.?!。？！~…])\s+|\n+")
+_JAMO = re.compile(r"[\u3130-\u318f]+")
+# Why: endings of Korean conversational predicates — polite, interrogative and connective forms
+# that never name a topic. Nouns (names above all) do not end this way.
+_PREDICATE_ENDINGS = tuple(
+    """요 니다 니까 습니까 나요 까요 죠 지요 네요 군요 는데 은데 건데 던데 는지 은지 건지 던지 거든
+    거든요 면서 다가 려고 려면 겠다 겠어 었어 았어 였어 했어 셨어 세요 으세요 실까 드려 드릴""".split()
+)
+
+
+_SHORT_PREDICATES = frozenset("해요 돼요 봐요 줘요 와요 가요 나요 까요 네요 세요 죠요 데요 게요 래요".split())
+
+
+def is_predicate_form(term: str) -> bool:
+    """A Hangul term shaped like a conversational predicate (``있나요``, ``궁금합니다``), or stray jamo."""
+    if _JAMO.fullmatch(term):
+        return True
+    if not text.is_hangul(term) or len(term) < 2 or not term.endswith(_PREDICATE_ENDINGS):
+        return False
+    # Why: 필요, 중요, 주요 are nouns; a bare 요 ending marks a predicate only after a stem (했어요, 하셨어요)
+    return len(term) >= 3 or not term.endswith("요") or term in _SHORT_PREDICATES
+
+
+def clauses(query: str, qterms: Sequence[str]) -> list[tuple[int, ...]]:
+    """The query's clauses as indexes into ``qterms`` (its distinct terms); one clause for a plain question."""
+    where = {t: i for i, t in enumerate(qterms)}
+    out: list[tuple[int, ...]] = []
+    for part in _CLAUSE_END.split(query):
+        idx = tuple(dict.fromkeys(where[t] for t in text.terms(part) if t in where))
+        if idx and idx not in out:
+            out.append(idx)
+    return out or [tuple(range(len(qterms)))]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Per query term: its evidence weight (IDF, or 0 for a predicate form memory cannot hold)."""
+
+    weights: tuple[float, ...]
+    clauses: tuple[tuple[int, ...], ...]
+
+    def coverage(self, strengths: Sequence[float]) -> float:
+        """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
+        best = 0.0
+        w = self.weights
+        for clause in self.clauses:
+            total = sum(w[i] for i in clause)
+            if total > 0:
+                got = sum(w[i] * strengths[i] for i in clause) / total
+                if got > best:
+                    best = got
+        return best
+
+
+def weigh(query: str, qterms: Sequence[str], idfs: Sequence[float], dfs: Sequence[int]) -> Weights:
+    """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
+    weights = tuple(0.0 if df == 0 and is_predicate_form(q) else idf for q, idf, df in zip(qterms, idfs, dfs))
+    return Weights(weights, tuple(clauses(query, qterms)))
+
+
+def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -> list[str]:
+    """At most ``limit`` terms: the rarest the memory holds (ties by first use), in query order."""
+    if len(qterms) <= limit:
+        return list(qterms)
+    present = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
+    if not present:  # nothing the memory holds: the first words make the rejection's reason
+        return list(qterms[:limit])
+    keep = sorted(i for _, i in present[:limit])
+    return [qterms[i] for i in keep]

@@ -1,0 +1,99 @@
+"""memtree.evidence: long, polite, chatty queries are judged by the clause the memory answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memtree import MemTree, evidence, text
+
+
+@pytest.mark.parametrize("term", ["있나요", "궁금합니다", "하셨어요", "해요", "ㅎㅎ", "알려주시겠어요", "하는데"])
+def test_conversational_predicates_are_recognised(term: str) -> None:
+    assert evidence.is_predicate_form(term)
+
+
+@pytest.mark.parametrize("term", ["가치관", "배포", "노무현", "데이터베이스", "필요", "중요", "롤백", "kst", "집"])
+def test_nouns_and_names_are_not_predicates(term: str) -> None:
+    assert not evidence.is_predicate_form(term)
+
+
+def test_a_message_is_cut_into_its_sentences() -> None:
+    query = "안녕하세요! 배포할 때 롤백은 어떻게 하나요? 지난주에 스테이징에서 문제가 있었어요.\n감사합니다"
+    qterms = text.query_terms(query)
+    parts = evidence.clauses(query, qterms)
+    assert len(parts) == 4
+    assert [qterms[i] for i in parts[1]] == text.query_terms("배포할 때 롤백은 어떻게 하나요?")
+
+
+def test_a_plain_question_is_one_clause_judged_as_a_whole() -> None:
+    qterms = text.query_terms("크론 스케줄 설계 KST")
+    assert evidence.clauses("크론 스케줄 설계 KST", qterms) == [tuple(range(len(qterms)))]
+
+
+def test_coverage_is_the_best_clauses_share_and_a_missing_predicate_weighs_nothing() -> None:
+    query = "안녕하세요. 롤백 절차 알려주세요?"
+    qterms = text.query_terms(query)
+    idfs = [3.0] * len(qterms)
+    dfs = [0 if evidence.is_predicate_form(q) else 5 for q in qterms]
+    judged = evidence.weigh(query, qterms, idfs, dfs)
+    strengths = [1.0 if q in ("롤백", "절차") else 0.0 for q in qterms]
+    assert judged.coverage(strengths) == 1.0  # the greeting's clause is unmatched; the question's is whole
+
+
+def test_a_missing_name_still_counts_against_the_clause() -> None:
+    query = "노무현 정부가 시행한 정책"
+    qterms = text.query_terms(query)
+    dfs = [0 if q == "노무현" else 9 for q in qterms]
+    idfs = [7.0 if q == "노무현" else 2.0 for q in qterms]
+    judged = evidence.weigh(query, qterms, idfs, dfs)
+    assert judged.coverage([0.0 if q == "노무현" else 1.0 for q in qterms]) < 0.5
+
+
+@given(st.lists(st.integers(min_value=0, max_value=50), min_size=1, max_size=200))
+def test_a_long_query_keeps_its_rarest_present_terms_in_query_order(dfs: list[int]) -> None:
+    qterms = [f"w{i}" for i in range(len(dfs))]
+    kept = evidence.bounded(qterms, dfs, limit=10)
+    assert len(kept) <= 10
+    assert kept == [q for q in qterms if q in set(kept)]  # query order
+    if len(dfs) > 10 and any(dfs):
+        worst_kept = max(dfs[int(q[1:])] for q in kept)
+        dropped = [df for q, df in zip(qterms, dfs) if q not in set(kept) and df > 0]
+        assert all(df >= worst_kept for df in dropped)
+    assert evidence.bounded(qterms, dfs, limit=10) == kept  # the same every time
+
+
+ROLLBACK = {
+    "bank/work/deploy.md": "# 배포\n\n- 롤백 절차: 이전 태그로 되돌리고 헬스체크를 확인한 뒤 팀 채널에 알린다.\n"
+    "- 배포는 금요일 오후에 하지 않는다.\n",
+    "bank/work/people.md": "# 사람\n\n- 팀장님은 코드 리뷰를 꼼꼼히 본다.\n",
+}
+
+
+def test_the_issues_chat_message_finds_the_rollback_procedure(make_root: Callable[..., Path]) -> None:
+    root = make_root(ROLLBACK, None)
+    mt = MemTree(root, refresh_interval=0)
+    query = (
+        "배포할 때 롤백은 어떻게 하나요? 지난주에 스테이징에서 문제가 있었고 팀장님이 절차를 다시 확인하라고 하셨어요"
+    )
+    result = mt.search(query)
+    assert result.rejected is None, result.rejected
+    assert result.hits[0].path == "bank/work/deploy.md" and "롤백" in result.hits[0].text
+
+
+def test_a_1300_word_message_is_answered_and_bounded(make_root: Callable[..., Path]) -> None:
+    root = make_root(ROLLBACK, None)
+    filler = " ".join(f"잡담{i}번째 이야기를 했어요." for i in range(650))
+    result = MemTree(root, refresh_interval=0).search(f"{filler} 롤백 절차는 어떻게 되나요? {filler}")
+    assert result.rejected is None
+    assert "롤백" in result.hits[0].text
+    assert len(result.terms) <= evidence.MAX_TERMS
+
+
+def test_a_short_question_about_something_absent_is_still_rejected(make_root: Callable[..., Path]) -> None:
+    root = make_root(ROLLBACK, None)
+    assert MemTree(root, refresh_interval=0).search("양자역학 블랙홀 증발").rejected
