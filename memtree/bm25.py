@@ -1,10 +1,12 @@
 """Inverted index segments and BM25 scoring with exact/partial term matching (pure, no I/O).
 
 A segment keeps its distinct index terms sorted, so that every term related to a query term
-by prefix is one contiguous range of term ids, and its postings in CSR form (``offsets``,
-``post_doc``, ``post_tf``). Scoring treats a query term's related terms as one *soft* term:
+by prefix is one contiguous range of term ids (and terms holding it inside are found through
+:class:`memtree.text.SortedTerms`), and its postings in CSR form (``offsets``, ``post_doc``,
+``post_tf``). Which terms relate, and how, is :func:`memtree.text.match`. Scoring treats a query
+term's related terms as one *soft* term:
 
-    tf'(q, d) = Σ tf(t, d) · m(q, t)      m = 1.0 exact, ``partial`` (0.7) prefix-related
+    tf'(q, d) = Σ tf(t, d) · m(q, t)      m = 1.0 exact, ``partial`` (0.7) prefix, ``infix`` inside
     df(q)     = |{d : tf'(q, d) > 0}|     (live chunks of every segment)
     idf(q)    = ln((N − df + 0.5) / (df + 0.5) + 1)
     bm25(d)   = Σ_q idf(q) · tf'·(k1 + 1) / (tf' + k1·(1 − b + b·|d| / avgdl))
@@ -14,7 +16,6 @@ On an exact-token corpus (no related terms) this is textbook BM25 with the desig
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from array import array
@@ -24,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import text
+from .config import INFIX_MATCH
+from .text import Match
 
 if TYPE_CHECKING:
     from .routing import Route
 
-_TOP = "\U0010ffff"
 MAX_TF = 65_535
 """Term frequencies are stored as uint16; a term repeated more often in one chunk counts this much."""
 
@@ -89,50 +91,48 @@ class Segment:
         lo, hi = self.file_start[file_id], self.file_start[file_id + 1]
         return lo if hi > lo else None
 
-    def expand(self, q: str, partial: float) -> list[tuple[int, int, float]]:
-        """Term-id ranges ``(lo, hi, weight)`` related to query term ``q`` in this segment."""
-        terms = self.terms
-        lo = bisect.bisect_left(terms, q)
-        exact = lo < len(terms) and terms[lo] == q
-        ranges: list[tuple[int, int, float]] = []
-        if exact:
-            ranges.append((lo, lo + 1, text.EXACT))
-        if not text.is_cjk(q):
-            return ranges
-        if len(q) >= text.MIN_STEM:
-            hi = bisect.bisect_left(terms, q + _TOP, lo)
-            start = lo + 1 if exact else lo
-            if hi > start:
-                ranges.append((start, hi, partial))
-            for size in range(text.MIN_STEM, len(q)):
-                i = bisect.bisect_left(terms, q[:size])
-                if i < len(terms) and terms[i] == q[:size]:
-                    ranges.append((i, i + 1, partial))
-        else:
-            for particle in text.ONE_SYLLABLE_PARTICLES:
-                i = bisect.bisect_left(terms, q + particle, lo)
-                if i < len(terms) and terms[i] == q + particle:
-                    ranges.append((i, i + 1, partial))
-        return ranges
+    def related(self, q: str, infix: bool = True) -> list[tuple[int, int, Match]]:
+        """Term-id ranges ``(lo, hi, kind)`` that :func:`memtree.text.match` relates to ``q``."""
+        lookup = self.__dict__.get("_lookup")
+        if lookup is None:
+            lookup = self.__dict__["_lookup"] = text.SortedTerms(self.terms)
+        return lookup.related(q, infix)
 
-    def soft_tf(self, ranges: list[tuple[int, int, float]]) -> tuple[dict[int, float], set[int]]:
-        """Soft term frequency per live chunk for one query term, and the chunks matching exactly."""
+    def expand(self, q: str, partial: float, infix: float = INFIX_MATCH) -> list[tuple[int, int, float, Match]]:
+        """Term-id ranges ``(lo, hi, weight, kind)`` related to query term ``q``; weight 0 is no match."""
+        out = []
+        for lo, hi, kind in self.related(q, infix > 0):
+            w = text.weight(kind, partial, infix)
+            if w > 0:
+                out.append((lo, hi, w, kind))
+        return out
+
+    def soft_tf(self, ranges: list[tuple[int, int, float, Match]]) -> tuple[dict[int, float], set[int], set[int]]:
+        """Soft term frequency per live chunk for one query term, the chunks matching exactly, and
+        the chunks matching only inside a compound (infix)."""
         acc: dict[int, float] = {}
         exact: set[int] = set()
+        strong: set[int] = set()
+        infix: set[int] = set()
         offsets, post_doc, post_tf, live = self.offsets, self.post_doc, self.post_tf, self.live
         check = self.n_live != len(self.doc_len)
-        for lo, hi, w in ranges:
+        has_infix = any(kind is Match.INFIX for *_, kind in ranges)
+        for lo, hi, w, kind in ranges:
             s, e = offsets[lo], offsets[hi]
             docs = post_doc[s:e]
             get = acc.get
-            if w == text.EXACT:
+            if kind is Match.EXACT:
                 exact.update(docs)
+            if has_infix:
+                (infix if kind is Match.INFIX else strong).update(docs)
             for d, tf in zip(docs, post_tf[s:e]):
                 acc[d] = get(d, 0.0) + w * tf
+        weak = infix - strong
         if check:
             acc = {d: v for d, v in acc.items() if live[d]}
             exact = {d for d in exact if live[d]}
-        return acc, exact
+            weak = {d for d in weak if live[d]}
+        return acc, exact, weak
 
 
 def idf(n_docs: int, df: int) -> float:
@@ -155,16 +155,21 @@ class Scored:
 
     scores: list[dict[int, float]]
     stats: list[TermStats]
-    matches: list[list[tuple[dict[int, float], set[int]]]]  # [term][segment] → (soft tf, exact chunks)
+    # [term][segment] → (soft tf, chunks matched exactly, chunks matched only inside a compound)
+    matches: list[list[tuple[dict[int, float], set[int], set[int]]]]
     partial: float = text.PARTIAL
     segments: Sequence[Segment] = ()
     evidence: list[dict[int, float]] = field(default_factory=list)  # Σ idf × match strength per chunk
+    infix: float = INFIX_MATCH
 
     def strength(self, term_index: int, segment: int, doc: int) -> float:
-        """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, else 0."""
-        acc, exact = self.matches[term_index][segment]
+        """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, ``infix``
+        inside a compound, else 0 (its strongest kind of match)."""
+        acc, exact, weak = self.matches[term_index][segment]
         if doc in exact:
             return text.EXACT
+        if doc in weak:
+            return self.infix
         return self.partial if doc in acc else 0.0
 
     def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
@@ -233,7 +238,8 @@ def score(
     partial: float = text.PARTIAL,
     k1: float = 1.2,
     b: float = 0.75,
-    cache: MutableMapping[tuple[str, str, float], Any] | None = None,
+    cache: MutableMapping[Any, Any] | None = None,
+    infix: float = INFIX_MATCH,
 ) -> Scored:
     """BM25 over all live chunks of all segments for the given query terms.
 
@@ -243,16 +249,17 @@ def score(
     n_docs = sum(s.n_live for s in segments)
     total_len = sum(s.live_len for s in segments)
     avgdl = total_len / n_docs if n_docs else 1.0
-    matches: list[list[tuple[dict[int, float], set[int]]]] = []
+    matches: list[list[tuple[dict[int, float], set[int], set[int]]]] = []
     stats: list[TermStats] = []
     for q in qterms:
-        entry = cache.get(("py", q, partial)) if cache is not None else None
+        key = ("py", q, partial, infix)
+        entry = cache.get(key) if cache is not None else None
         if entry is None:
-            hits = [seg.soft_tf(seg.expand(q, partial)) for seg in segments]
-            df = sum(len(acc) for acc, _ in hits)
+            hits = [seg.soft_tf(seg.expand(q, partial, infix)) for seg in segments]
+            df = sum(len(acc) for acc, _, _ in hits)
             entry = (hits, TermStats(q, df, idf(n_docs, df)))
             if cache is not None:
-                cache[("py", q, partial)] = entry
+                cache[key] = entry
         matches.append(entry[0])
         stats.append(entry[1])
     scores: list[dict[int, float]] = [{} for _ in segments]
@@ -263,7 +270,8 @@ def score(
     for st, hits in zip(stats, matches):
         w_idf = st.idf * k1p
         w_partial, w_exact = st.idf * partial, st.idf * (text.EXACT - partial)
-        for si, (acc, exact) in enumerate(hits):
+        w_infix = st.idf * (infix - partial)
+        for si, (acc, exact, weak) in enumerate(hits):
             doc_len = segments[si].doc_len
             out, ev = scores[si], evidence[si]
             get, ev_get = out.get, ev.get
@@ -272,7 +280,9 @@ def score(
                 ev[d] = ev_get(d, 0.0) + w_partial
             for d in exact:  # exact ⊆ acc: raise those from partial to exact strength
                 ev[d] += w_exact
-    return Scored(scores, stats, matches, partial, segments, evidence)
+            for d in weak:  # weak ⊆ acc: only inside a compound, so infix strength
+                ev[d] += w_infix
+    return Scored(scores, stats, matches, partial, segments, evidence, infix)
 
 
 def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] | dict[str, int]]]]]) -> Segment:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import text
 from .bm25 import Segment, TermStats, idf, in_order
+from .config import INFIX_MATCH
+from .text import Match
 
 if TYPE_CHECKING:
     from .routing import Route
@@ -69,31 +71,44 @@ def _merge(docs: Any, weights: Any, n_docs: int) -> tuple[Any, Any]:
     return uniq, np.bincount(inverse, weights=weights, minlength=uniq.size)
 
 
-def _term_matches(seg: Segment, v: dict[str, Any], q: str, partial: float) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
-    """One query term in one segment: (chunks, soft tf) and (chunks, chunks matched exactly)."""
+def _term_matches(
+    seg: Segment, v: dict[str, Any], q: str, partial: float, infix: float
+) -> tuple[tuple[Any, Any], tuple[Any, Any, Any]]:
+    """One query term in one segment: (chunks, soft tf) and (chunks, chunks matched exactly,
+    chunks matched only inside a compound)."""
     import numpy as np
 
     parts, weights, exact = [], [], []
-    for lo, hi, w in seg.expand(q, partial):
+    strong: list[Any] = []  # postings of exact and prefix matches
+    inside: list[Any] = []  # postings of infix matches
+    for lo, hi, w, kind in seg.expand(q, partial, infix):
         s, e = seg.offsets[lo], seg.offsets[hi]
         if e > s:
-            parts.append(v["post_doc"][s:e])
+            docs = v["post_doc"][s:e]
+            parts.append(docs)
             weights.append(v["post_tf"][s:e] * w)
-            if w == text.EXACT:
-                exact.append(v["post_doc"][s:e])
+            (inside if kind is Match.INFIX else strong).append(docs)
+            if kind is Match.EXACT:
+                exact.append(docs)
     empty = np.zeros(0, dtype=np.int32)
     if not parts:
-        return (empty, np.zeros(0)), (empty, empty)
+        return (empty, np.zeros(0)), (empty, empty, empty)
     if len(parts) == 1:  # one term's postings are already sorted by chunk and unique
         docs, tf = parts[0], weights[0]
     else:
         docs, tf = _merge(np.concatenate(parts), np.concatenate(weights), len(seg.doc_len))
     ex = np.concatenate(exact) if exact else empty  # one exact term: already sorted, unique
+    weak = empty
+    if inside:  # chunks whose strongest match is inside a compound
+        weak = np.unique(np.concatenate(inside))
+        if strong:
+            weak = np.setdiff1d(weak, np.concatenate(strong), assume_unique=False)
     if seg.n_live != len(seg.doc_len):
         alive = v["live"][docs]
         docs, tf = docs[alive], tf[alive]
         ex = ex[v["live"][ex]]
-    return (docs, tf), (docs, ex)
+        weak = weak[v["live"][weak]]
+    return (docs, tf), (docs, ex, weak)
 
 
 def _members(sorted_docs: Any, docs: Any) -> Any:
@@ -114,14 +129,17 @@ class DenseScored:
         segments: Sequence[Segment],
         stats: list[TermStats],
         scored: list[tuple[Any, Any]],
-        matched: list[list[tuple[Any, Any]]],
+        matched: list[list[tuple[Any, Any, Any]]],
         partial: float,
+        infix: float = INFIX_MATCH,
     ) -> None:
         self.segments = segments
         self.stats = stats
         self._scored = scored  # [segment] → (sorted chunks, bm25)
-        self._matched = matched  # [term][segment] → (sorted chunks matched, sorted chunks matched exactly)
+        # [term][segment] → sorted chunks: matched, matched exactly, matched only inside a compound
+        self._matched = matched
         self.partial = partial
+        self.infix = infix
 
     def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
         """For each (segment, chunk), the match strength of every query term (vectorized per term)."""
@@ -200,11 +218,15 @@ class DenseScored:
         return in_order(self.segments, best)[:k], top_bm
 
     def _term_strength(self, qi: int, si: int, docs: Any) -> Any:
-        """How each of ``docs`` matched query term ``qi``: 1.0 exactly, ``partial`` by prefix, else 0."""
+        """How each of ``docs`` matched query term ``qi``: 1.0 exactly, ``partial`` by prefix,
+        ``infix`` inside a compound, else 0."""
         import numpy as np
 
-        matched, exact = self._matched[qi][si]
-        return np.where(_members(exact, docs), text.EXACT, np.where(_members(matched, docs), self.partial, 0.0))
+        matched, exact, weak = self._matched[qi][si]
+        strength = np.where(_members(matched, docs), self.partial, 0.0)
+        if weak.size:
+            strength = np.where(_members(weak, docs), self.infix, strength)
+        return np.where(_members(exact, docs), text.EXACT, strength)
 
     def _text_coverage(self, si: int, docs: Any) -> Any:
         """The IDF-weighted share of the query terms each chunk's own text holds."""
@@ -236,7 +258,8 @@ def score(
     partial: float = text.PARTIAL,
     k1: float = 1.2,
     b: float = 0.75,
-    cache: MutableMapping[tuple[str, str, float], Any] | None = None,
+    cache: MutableMapping[Any, Any] | None = None,
+    infix: float = INFIX_MATCH,
 ) -> DenseScored:
     """BM25 of the live chunks holding any query term (see :func:`memtree.bm25.score`)."""
     import numpy as np
@@ -246,16 +269,17 @@ def score(
     avgdl = total_len / n_docs if n_docs else 1.0
     views = [_views(seg) for seg in segments]
     soft: list[list[tuple[Any, Any]]] = []  # [term][segment] → (chunks, soft tf)
-    matched: list[list[tuple[Any, Any]]] = []
+    matched: list[list[tuple[Any, Any, Any]]] = []
     stats: list[TermStats] = []
     for q in qterms:
-        entry = cache.get(("np", q, partial)) if cache is not None else None
+        key = ("np", q, partial, infix)
+        entry = cache.get(key) if cache is not None else None
         if entry is None:
-            soft_q, matched_q = zip(*(_term_matches(seg, v, q, partial) for seg, v in zip(segments, views)))
+            soft_q, matched_q = zip(*(_term_matches(seg, v, q, partial, infix) for seg, v in zip(segments, views)))
             df = sum(int(docs.size) for docs, _ in soft_q)
             entry = (list(soft_q), list(matched_q), TermStats(q, df, idf(n_docs, df)))
             if cache is not None:
-                cache[("np", q, partial)] = entry
+                cache[key] = entry
         soft.append(entry[0])
         matched.append(entry[1])
         stats.append(entry[2])
@@ -273,4 +297,4 @@ def score(
             scored.append(_merge(np.concatenate(parts), np.concatenate(contrib), len(segments[si].doc_len)))
         else:
             scored.append((np.zeros(0, dtype=np.int32), np.zeros(0)))
-    return DenseScored(segments, stats, scored, matched, partial)
+    return DenseScored(segments, stats, scored, matched, partial, infix)

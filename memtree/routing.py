@@ -1,17 +1,17 @@
 """Keyword routing: which notes a query belongs to, by the tree's keywords (DESIGN §3.2).
 
 Node keywords are tokenized like notes and kept as sorted terms, so a query term finds the nodes
-whose keywords match it (exactly, or by prefix for Hangul and Han) by bisection, not by a scan
-of the whole tree.
+whose keywords match it (by :func:`memtree.text.match`: exactly, by prefix for Hangul and Han, or
+inside a Hangul compound) through :class:`memtree.text.SortedTerms`, not by a scan of the tree.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from . import text
+from .config import INFIX_MATCH
 from .tree import Tree
 
 
@@ -48,6 +48,7 @@ class KeywordIndex:
             parts = [p[0] for p in pairs], [(p[1], p[2]) for p in pairs]
         self.terms, self.entries = parts
         self.tree = tree
+        self.lookup = text.SortedTerms(self.terms)
 
     def to_json(self) -> dict[str, Any]:
         """What the cache in .memtree/ keeps, keyed by the tree file's digest."""
@@ -71,48 +72,36 @@ class KeywordIndex:
             return None
         return cls(tree, (doc["terms"], list(zip(doc["nodes"], doc["keywords"]))))
 
-    def matches(self, q: str) -> Iterable[tuple[str, str, float]]:
+    def matches(
+        self, q: str, partial: float = text.PARTIAL, infix: float = INFIX_MATCH
+    ) -> Iterable[tuple[str, str, float]]:
         """(node id, keyword, strength) for every keyword term related to query term ``q``."""
-        terms, entries = self.terms, self.entries
-        lo = bisect.bisect_left(terms, q)
-        if not text.is_cjk(q):
-            for i in range(lo, bisect.bisect_right(terms, q, lo)):
-                yield entries[i][0], entries[i][1], text.EXACT
-            return
-        # every term in [q, q + U+10FFFF) starts with q: exact when equal, else a prefix match
-        for i in range(lo, bisect.bisect_left(terms, q + "\U0010ffff", lo)):
-            strength = (
-                text.relation(q, terms[i])
-                if len(q) < text.MIN_STEM
-                else (text.EXACT if terms[i] == q else text.PARTIAL)
-            )
-            if strength:
-                yield entries[i][0], entries[i][1], strength
-        for size in range(1, len(q)):
-            p = q[:size]
-            strength = text.relation(q, p)
-            if not strength:
-                continue
-            j = bisect.bisect_left(terms, p)
-            while j < len(terms) and terms[j] == p:
-                yield entries[j][0], entries[j][1], strength
-                j += 1
+        entries = self.entries
+        for lo, hi, kind in self.lookup.related(q, infix > 0):
+            strength = text.weight(kind, partial, infix)
+            if strength > 0:
+                for i in range(lo, hi):
+                    yield entries[i][0], entries[i][1], strength
 
 
 def route(
-    index: KeywordIndex, qterms: Sequence[str], idf: Sequence[float], partial: float = text.PARTIAL
+    index: KeywordIndex,
+    qterms: Sequence[str],
+    idf: Sequence[float],
+    partial: float = text.PARTIAL,
+    infix: float = INFIX_MATCH,
 ) -> dict[str, Route]:
     """Tree scores for nodes holding files.
 
     A node's score is ``weight × Σ idf(q)·match(q) / Σ idf(q)`` over the query terms (match 1.0
-    exact, ``partial`` for a prefix match), clamped to [0, 1]. When no file node matches, the
-    matching category nodes pass their score down to their descendants (parent fallback).
+    exact, ``partial`` for a prefix match, ``infix`` inside a compound), clamped to [0, 1]. When no
+    file node matches, the matching category nodes pass their score down to their descendants
+    (parent fallback).
     """
     total = sum(idf) or 1.0
     best: dict[str, dict[int, tuple[float, str]]] = {}
     for qi, q in enumerate(qterms):
-        for node_id, kw, strength in index.matches(q):
-            s = 1.0 if strength >= 1.0 else partial
+        for node_id, kw, s in index.matches(q, partial, infix):
             per_node = best.setdefault(node_id, {})
             if s > per_node.get(qi, (0.0, ""))[0]:
                 per_node[qi] = (s, kw)

@@ -117,3 +117,31 @@ def test_dead_files_leave_the_statistics() -> None:
     assert scores_of(bm25.score([one], ["banana", "cherry"]), 2) == pytest.approx(
         scores_of(bm25.score([alone], ["banana", "cherry"]), 2)
     )
+
+
+def test_a_word_inside_a_compound_matches_at_infix_strength() -> None:
+    seg = segment_of(["분산데이터베이스를 도입했다", "무중단배포 절차", "국회의원 선거", "배포 일정", "회의 일정"])
+    db = bm25.score([seg], ["데이터베이스"], infix=0.5)
+    assert [strength_of(db, 0, d) for d in range(5)] == [pytest.approx(0.5), 0.0, 0.0, 0.0, 0.0]
+    deploy = bm25.score([seg], ["배포"], infix=0.5)
+    assert [strength_of(deploy, 0, d) for d in range(5)] == [0.0, pytest.approx(0.5), 0.0, text.EXACT, 0.0]
+    assert scores_of(deploy, 5)[3] > scores_of(deploy, 5)[1] > 0  # the word itself outranks the compound
+    meeting = bm25.score([seg], ["회의"], infix=0.5)
+    assert [strength_of(meeting, 0, d) for d in range(5)] == [0.0, 0.0, 0.0, 0.0, text.EXACT]  # not 국회의원
+    assert scores_of(bm25.score([seg], ["회"], infix=0.5), 5) == [0.0] * 5
+
+
+def test_infix_weight_scales_and_zero_turns_it_off() -> None:
+    seg = segment_of(["무중단배포 절차", "다른 이야기", "또 다른 이야기"])
+    strong = scores_of(bm25.score([seg], ["배포"], infix=0.7), 3)[0]
+    weak = scores_of(bm25.score([seg], ["배포"], infix=0.3), 3)[0]
+    assert 0 < weak < strong
+    off = bm25.score([seg], ["배포"], infix=0.0)
+    assert scores_of(off, 3) == [0.0, 0.0, 0.0] and off.stats[0].df == 0
+
+
+def test_a_chunk_matched_exactly_and_inside_counts_as_exact() -> None:
+    seg = segment_of(["배포 그리고 무중단배포", "무중단배포만"])
+    scored = bm25.score([seg], ["배포"], infix=0.5)
+    assert [strength_of(scored, 0, d) for d in range(2)] == [text.EXACT, pytest.approx(0.5)]
+    assert scored.stats[0].df == 2
