@@ -1,10 +1,12 @@
 """Markdown → chunks with 1-based line ranges; YAML frontmatter parsed, not indexed.
 
-A chunk is a paragraph, a list item (with its continuation lines and nested items), a table, a
-fenced code block kept whole, or a small heading section taken as one piece. A heading line
-joins the chunk that follows it. No chunk holds more than ``CHUNK_MAX_CHARS`` characters: a
-longer block is cut at line boundaries and, inside one huge line, at whitespace, so one giant
-paragraph cannot stall indexing.
+A chunk is a paragraph, a list item (with its continuation lines and nested items), a table or a
+fenced code block kept whole: even a small section is cut into its blocks, so a hit points at the
+lines that answer rather than at the whole note. A heading line (with any sub-headings right
+under it) joins the chunk that follows it, so a heading's words still find its first block; every
+chunk also names the headings it sits under (``Chunk.headings``) for the other blocks' sake. No
+chunk holds more than ``CHUNK_MAX_CHARS`` characters: a longer block is cut at line boundaries
+and, inside one huge line, at whitespace, so one giant paragraph cannot stall indexing.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from typing import Any
 
 CHUNK_MAX_CHARS = 4000
 """Hard cap on one chunk; why: a 21K-character chunk is what stalls other tools' indexers."""
-SECTION_MAX_CHARS = 700
-"""A heading section up to this size is kept whole: small sections read best as one hit."""
 
 _HEADING = re.compile(r"^(#{1,6})\s+\S")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
@@ -26,11 +26,16 @@ _TABLE_ROW = re.compile(r"^\s*\|")
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a note: its 1-based inclusive line range and its text."""
+    """A piece of a note: its 1-based inclusive line range, its text, and the headings it sits under.
+
+    ``headings`` are the texts of the enclosing headings (outermost first) whose lines are not part
+    of the chunk itself: context for an index, never part of the chunk's range or text.
+    """
 
     start: int
     end: int
     text: str
+    headings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ def parse(text: str) -> Document:
         lines.pop()
     meta, body, error = split_frontmatter(lines)
     blocks = _blocks(lines, body)
-    headings = tuple(lines[s].strip().lstrip("#").strip() for s, _, kind in blocks if kind == "heading")
+    headings = tuple(_heading_text(lines[s]) for s, _, kind in blocks if kind == "heading")
     chunks = _assemble(lines, blocks)
     return Document(meta, headings, tuple(chunks), error, body + 1, tuple(lines))
 
@@ -160,31 +165,29 @@ def _indent(line: str) -> int:
 
 
 def _assemble(lines: list[str], blocks: list[tuple[int, int, str]]) -> list[Chunk]:
-    """Group blocks into chunks: small sections whole, headings joined to the next block."""
+    """Group blocks into chunks: one block each, a heading (and its sub-headings) joined to the next."""
     chunks: list[Chunk] = []
-    i, n = 0, len(blocks)
-    while i < n:
-        s, e, kind = blocks[i]
+    trail: list[tuple[int, int]] = []  # enclosing headings: (level, 0-based line), outermost first
+    pending: int | None = None  # first line of the headings waiting for their first block
+    for i, (s, e, kind) in enumerate(blocks):
         if kind == "heading":
             level = _heading_level(lines[s])
-            j = i + 1
-            while j < n and not (blocks[j][2] == "heading" and _heading_level(lines[blocks[j][0]]) <= level):
-                j += 1
-            section_end = blocks[j - 1][1]
-            if j > i + 1 and _size(lines, s, section_end) <= SECTION_MAX_CHARS:
-                chunks += _capped(lines, s, section_end)
-                i = j
-                continue
-            if i + 1 < n and blocks[i + 1][2] != "heading":
-                chunks += _capped(lines, s, blocks[i + 1][1])
-                i += 2
-                continue
-            chunks += _capped(lines, s, e)
-            i += 1
+            trail = [h for h in trail if h[0] < level] + [(level, s)]
+            pending = s if pending is None else pending
+            nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+            # Why: a heading followed by a sibling or a higher one has an empty section; it stands
+            # alone rather than lending its words to another section's first block.
+            if nxt is None or (nxt[2] == "heading" and _heading_level(lines[nxt[0]]) <= level):
+                chunks += _capped(lines, pending, e, trail)
+                pending = None
             continue
-        chunks += _capped(lines, s, e)
-        i += 1
+        chunks += _capped(lines, s if pending is None else pending, e, trail)
+        pending = None
     return chunks
+
+
+def _heading_text(line: str) -> str:
+    return line.strip().lstrip("#").strip()
 
 
 def _heading_level(line: str) -> int:
@@ -196,27 +199,34 @@ def _size(lines: list[str], s: int, e: int) -> int:
     return sum(len(lines[k]) + 1 for k in range(s, e + 1))
 
 
-def _capped(lines: list[str], s: int, e: int) -> list[Chunk]:
-    """One chunk for lines s..e (0-based), or several when over CHUNK_MAX_CHARS."""
+def _capped(lines: list[str], s: int, e: int, trail: list[tuple[int, int]]) -> list[Chunk]:
+    """Chunks for lines s..e (0-based): one, or several when over CHUNK_MAX_CHARS.
+
+    ``trail`` holds the enclosing headings' (level, line); each chunk names those outside its lines.
+    """
+    out: list[tuple[int, int, str]] = []  # 0-based inclusive ranges and texts
     if _size(lines, s, e) <= CHUNK_MAX_CHARS:
-        return [Chunk(s + 1, e + 1, "\n".join(lines[s : e + 1]))]
-    out: list[Chunk] = []
-    start, size = s, 0
-    for k in range(s, e + 1):
-        length = len(lines[k]) + 1
-        if length > CHUNK_MAX_CHARS:
-            if k > start:
-                out.append(Chunk(start + 1, k, "\n".join(lines[start:k])))
-            out += [Chunk(k + 1, k + 1, piece) for piece in _cut_line(lines[k])]
-            start, size = k + 1, 0
-            continue
-        if size + length > CHUNK_MAX_CHARS and k > start:
-            out.append(Chunk(start + 1, k, "\n".join(lines[start:k])))
-            start, size = k, 0
-        size += length
-    if start <= e:
-        out.append(Chunk(start + 1, e + 1, "\n".join(lines[start : e + 1])))
-    return out
+        out.append((s, e, "\n".join(lines[s : e + 1])))
+    else:
+        start, size = s, 0
+        for k in range(s, e + 1):
+            length = len(lines[k]) + 1
+            if length > CHUNK_MAX_CHARS:
+                if k > start:
+                    out.append((start, k - 1, "\n".join(lines[start:k])))
+                out += [(k, k, piece) for piece in _cut_line(lines[k])]
+                start, size = k + 1, 0
+                continue
+            if size + length > CHUNK_MAX_CHARS and k > start:
+                out.append((start, k - 1, "\n".join(lines[start:k])))
+                start, size = k, 0
+            size += length
+        if start <= e:
+            out.append((start, e, "\n".join(lines[start : e + 1])))
+    return [
+        Chunk(a + 1, b + 1, body, tuple(_heading_text(lines[h]) for _, h in trail if not a <= h <= b))
+        for a, b, body in out
+    ]
 
 
 def _cut_line(line: str) -> list[str]:

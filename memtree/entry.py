@@ -91,6 +91,8 @@ def run_context(query: str, root: Path | None, budget: int, k: int, json: bool, 
         }
         sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        sys.stdout.write(ctx.markdown)
+        from .render import printable  # re, text, entries only: no rich or typer on the fast path
+
+        sys.stdout.write(printable(ctx.markdown))  # a note or the query may hold ESC sequences
     sys.stdout.flush()
     return 0

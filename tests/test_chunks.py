@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memtree import chunks
-from memtree.chunks import CHUNK_MAX_CHARS, SECTION_MAX_CHARS
+from memtree.chunks import CHUNK_MAX_CHARS
 
 
 def spans(source: str) -> list[tuple[int, int]]:
@@ -85,18 +85,82 @@ def test_table_is_one_chunk() -> None:
     assert spans(source) == [(1, 4), (5, 5)]
 
 
-def test_small_heading_section_is_one_chunk() -> None:
+def test_a_small_section_is_cut_into_its_blocks_the_heading_joining_the_first() -> None:
     source = "# 가치관\n\n첫 문단\n\n- 항목 하나\n- 항목 둘\n\n# 다음 절\n\n다른 문단\n"
     doc = chunks.parse(source)
     assert doc.headings == ("가치관", "다음 절")
-    assert [(c.start, c.end) for c in doc.chunks] == [(1, 6), (8, 10)]
+    assert [(c.start, c.end, c.headings) for c in doc.chunks] == [
+        (1, 3, ()),  # the heading's own words find its first block
+        (5, 5, ("가치관",)),
+        (6, 6, ("가치관",)),
+        (8, 10, ()),
+    ]
 
 
-def test_large_heading_section_joins_heading_to_next_block_only() -> None:
+def test_a_one_line_answer_in_a_small_english_note_is_its_own_chunk() -> None:
+    source = (
+        "# Deploy\n"  # 1
+        "\n"  # 2
+        "Deploys run from CI on every merge to main.\n"  # 3
+        "\n"  # 4
+        "- Rollback: `make rollback` restores the previous release.\n"  # 5
+        "- Freeze: no deploys on Fridays after 15:00.\n"  # 6
+    )
+    doc = chunks.parse(source)
+    assert [(c.start, c.end) for c in doc.chunks] == [(1, 3), (5, 5), (6, 6)]
+    assert doc.chunks[1].text == "- Rollback: `make rollback` restores the previous release."
+    assert doc.chunks[1].headings == ("Deploy",)
+
+
+def test_chunks_name_every_enclosing_heading_outside_their_lines() -> None:
+    source = (
+        "# 프로젝트\n"  # 1
+        "## 배포\n"  # 2: a sub-heading right under its parent joins it and the first block
+        "\n"  # 3
+        "배포는 CI에서 한다.\n"  # 4
+        "\n"  # 5
+        "- 롤백은 make rollback\n"  # 6
+        "### 주의\n"  # 7
+        "금요일 배포 금지\n"  # 8
+        "## 회의\n"  # 9
+        "| 요일 | 시간 |\n"  # 10
+        "|---|---|\n"  # 11
+        "| 월 | 10:00 |\n"  # 12
+        "```\n"  # 13
+        "make meeting\n"  # 14
+        "```\n"  # 15
+    )
+    doc = chunks.parse(source)
+    assert [(c.start, c.end, c.headings) for c in doc.chunks] == [
+        (1, 4, ()),
+        (6, 6, ("프로젝트", "배포")),
+        (7, 8, ("프로젝트", "배포")),
+        (9, 12, ("프로젝트",)),  # a table stays whole
+        (13, 15, ("프로젝트", "회의")),  # so does a fenced block
+    ]
+
+
+def test_a_heading_with_an_empty_section_stands_alone() -> None:
+    source = "## 빈 절\n## Filled\nbody text\n### Trailing\n"
+    doc = chunks.parse(source)
+    assert [(c.start, c.end, c.headings) for c in doc.chunks] == [
+        (1, 1, ()),  # not lent to a sibling's first block
+        (2, 3, ()),
+        (4, 4, ("Filled",)),
+    ]
+
+
+def test_a_long_section_joins_its_heading_to_the_next_block_only() -> None:
     para = "긴 문단 " * 60  # each paragraph ~300 characters
     source = f"## 절\n{para}\n\n{para}\n\n{para}\n"
-    assert len(source) > SECTION_MAX_CHARS
     assert spans(source) == [(1, 2), (4, 4), (6, 6)]
+
+
+def test_a_capped_heading_block_names_the_heading_in_its_later_pieces() -> None:
+    source = "# 긴 절\n" + "\n".join("줄 " * 500 for _ in range(5)) + "\n"  # ~5,000 characters
+    doc = chunks.parse(source)
+    assert len(doc.chunks) > 1 and doc.chunks[0].start == 1 and doc.chunks[0].headings == ()
+    assert all(c.headings == ("긴 절",) for c in doc.chunks[1:])
 
 
 def test_giant_single_line_is_cut_into_capped_chunks_on_that_line() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memtree import MemTree, text
+from memtree import MemTree, context, text
 from memtree.cli import app
 
 
@@ -53,3 +53,60 @@ def test_json_output(sample_root: Path) -> None:
     doc = json.loads(result.stdout)
     assert result.exit_code == 0 and doc["tokens"] <= doc["budget"] == 300 and doc["sources"]
     assert doc["markdown"].startswith("## Memory")
+
+
+def test_a_1300_word_message_still_gets_chunks_and_is_quoted_only_in_part(sample_root: Path) -> None:
+    message = " ".join(["크론", "스케줄", "설계", "KST"] * 325)  # 1,300 words, ~3,000 tokens echoed whole
+    ctx = MemTree(sample_root).context(message)
+    assert ctx.sources and ctx.sources[0].startswith("bank/technical/cron-design.md")
+    assert text.estimate_tokens(ctx.markdown) <= ctx.budget
+    quoted = ctx.markdown.split("for: ", 1)[1].split("\n", 1)[0]
+    assert len(quoted) < 120 and quoted.endswith(f"… ({len(message):,} characters)")
+
+
+def test_the_query_excerpt_is_one_short_line() -> None:
+    assert context.excerpt("  배포\n롤백  ") == "배포 롤백"
+    long = "deploy rollback " * 20
+    cut = context.excerpt(long)
+    assert cut.startswith("deploy rollback") and "\n" not in cut
+    assert len(cut.split("…")[0]) <= context.QUERY_EXCERPT_CHARS and cut.endswith(f"({len(long.strip()):,} characters)")
+
+
+def test_a_budget_of_50_still_returns_the_best_chunk_cut_at_a_line(sample_root: Path) -> None:
+    mt = MemTree(sample_root)
+    best = mt.search("배포 롤백").hits[0]
+    ctx = mt.context("배포 롤백", budget=50)
+    assert ctx.markdown and len(ctx.sources) == 1 and text.estimate_tokens(ctx.markdown) <= 50
+    path, span = ctx.sources[0].split(":")
+    start, end = (int(n) for n in span.split("-"))
+    assert path == best.path and start == best.lines[0] and end <= best.lines[1]
+    lines = (sample_root / path).read_text(encoding="utf-8").split("\n")
+    shown = "\n".join(lines[start - 1 : end]).strip()
+    assert ctx.markdown.rstrip("\n").endswith(shown)  # whole lines, named by their range
+
+
+@pytest.mark.parametrize("query", ["배포 롤백", "크론 스케줄 설계 KST", "가치관", "decay half-life recall"])
+@pytest.mark.parametrize("budget", [1, 8, 15, 25, 50, 90, 200, 700])
+def test_the_block_never_exceeds_its_budget(sample_root: Path, query: str, budget: int) -> None:
+    ctx = MemTree(sample_root).context(query, budget=budget)
+    assert text.estimate_tokens(ctx.markdown) == ctx.tokens <= budget
+    assert bool(ctx.markdown) == bool(ctx.sources)
+    if budget >= 25 and MemTree(sample_root).search(query).hits:
+        assert ctx.sources  # a small budget still gets something
+
+
+def test_a_line_too_long_for_the_budget_is_clipped_with_an_ellipsis(sample_root: Path) -> None:
+    note = sample_root / "bank" / "technical" / "long-line.md"
+    note.write_text("롤백 절차는 " * 200 + "\n", encoding="utf-8")  # one paragraph on one long line
+    ctx = MemTree(sample_root).context("롤백 절차", budget=30)
+    assert ctx.sources == ("bank/technical/long-line.md:1-1",)
+    assert ctx.markdown.rstrip("\n").endswith("롤백 절차는…") and text.estimate_tokens(ctx.markdown) <= 30
+
+
+def test_terminal_control_characters_never_reach_the_output(sample_root: Path) -> None:
+    note = sample_root / "bank" / "technical" / "escape.md"
+    note.write_text("# 롤백\n\n- 롤백 절차 \x1b]0;owned\x07는 make rollback\x1b[2J\n", encoding="utf-8")
+    for args in (["롤백 절차"], ["롤백 절차\x1b[31m"]):
+        result = CliRunner().invoke(app, ["context", *args, "--root", str(sample_root)])
+        assert result.exit_code == 0 and "make rollback" in result.stdout
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout
