@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import decay, store, text
+from . import dates, decay, store, text
 from . import tree as treemod
 from .config import Settings, load_settings
 from .errors import EmptyMemory, MemtreeError, QueryError
@@ -227,7 +227,11 @@ class MemTree(Writing):
             raise QueryError("the query is empty")
         scope = self.settings.search.scope if scope is None else scope
         chain = decay.parse_scope(scope) if scope else None
-        qterms = text.query_terms(query)
+        moment = time.time() if now is None else now.timestamp()
+        # a day the query names is a term of its own (chunks carry their days: memtree.dates)
+        today = datetime.fromtimestamp(moment).date()
+        words, days = dates.query_dates(query, today)
+        qterms = list(dict.fromkeys([*text.query_terms(words), *days]))
         if not qterms:
             raise QueryError(
                 f"the query {query!r} has no searchable term (only punctuation or very common "
@@ -248,7 +252,6 @@ class MemTree(Writing):
             )
         # Why: a skipped note (not UTF-8, a symlink loop) does not bump the index version, yet its
         # warning must reach the caller, so the warnings are part of the key.
-        moment = time.time() if now is None else now.timestamp()
         # Why: an explicit `now` is part of the question; the clock's own moves are the TTL's business.
         key = (
             query,
@@ -258,6 +261,7 @@ class MemTree(Writing):
             chain,
             semantic,
             now,
+            today,
             self._index.version,
             self._tree_stamp,
             tuple(self._warnings),
@@ -310,6 +314,7 @@ class MemTree(Writing):
             self.settings.search.reinforce,
             self._adjuster(chain, read_lines, moment),
             sem,
+            today,
         )
         notices = list(self._warnings)
         if layer is not None and layer.notice and not self._semantic_noticed:

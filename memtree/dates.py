@@ -607,3 +607,70 @@ def date_from_value(value: object) -> date | None:
     if isinstance(value, str):
         return date_from_heading(value)
     return None
+
+
+# --- what search uses --------------------------------------------------------------------------
+
+NOTE_DATE_KEYS = ("date", "created", "updated")
+"""Frontmatter keys whose day a note is about, in order of preference."""
+
+
+def query_dates(query: str, anchor: date | None) -> tuple[str, list[str]]:
+    """The query with its date mentions blanked out, and the terms of those dates.
+
+    Why blank them: ``7 Jan 2024`` or ``3월 2일`` are not words any chunk holds (the chunk says
+    ``14.01.2024`` or sits in ``memory/2024-03-02.md``); as words they would only count as missing.
+    """
+    query = unicodedata.normalize("NFC", query)
+    found = find_dates(query, anchor)
+    if not found:
+        return query, []
+    pieces, at, out = [], 0, []
+    for m in found:
+        out.extend(range_terms(m.first, m.last))
+        # Why keep some words: a bare year (1989년) is a word encyclopedic notes hold, and a day
+        # without its year (6월 10일) may be any year's, so those stay words as well as a day
+        if m.kind == "year" or (any(c.isdigit() for c in m.text) and not _YEAR.search(m.text)):
+            continue
+        pieces.append(query[at : m.start])
+        pieces.append(" " * (m.end - m.start))
+        at = m.end
+    pieces.append(query[at:])
+    return "".join(pieces), list(dict.fromkeys(out))
+
+
+def note_day(path: str, meta: dict[str, object]) -> date | None:
+    """The day a note is about: its file name (``memory/2024-01-07.md``), else its frontmatter."""
+    day = date_from_path(path)
+    if day is not None:
+        return day
+    for key in NOTE_DATE_KEYS:
+        if key in meta:
+            day = date_from_value(meta[key])
+            if day is not None:
+                return day
+    return None
+
+
+_YEAR = re.compile(r"\d{4}|\d{2}\s*년")
+_CREATED = re.compile(r"(?:^|;)\s*created=(\d{4}-\d{2}-\d{2})")
+
+
+def chunk_terms(chunk_text: str, meta_bodies: list[str], section_day: date | None, note: date | None) -> list[str]:
+    """The date terms of one chunk: dates in its text (relative ones read against its section's or
+    note's day), its entries' ``created=`` days, its section heading's day and its note's day."""
+    anchor = section_day or note
+    spans = [(m.first, m.last) for m in find_dates(chunk_text, anchor)]
+    for body in meta_bodies:
+        m = _CREATED.search(body)
+        if m:
+            day = _day(*(int(x) for x in m[1].split("-")))
+            if day is not None:
+                spans.append((day, day))
+    for day in (section_day, note):
+        if day is not None:
+            spans.append((day, day))
+    out: list[str] = []
+    for first, last in dict.fromkeys(spans):
+        out.extend(index_terms(first, last))
+    return list(dict.fromkeys(out))

@@ -9,7 +9,8 @@ it holds punishes a question for being polite or long, so evidence is judged per
 with ``w(q)`` the term's IDF. A term the memory does not hold (df = 0) keeps its full weight —
 a missing name is the best sign that the memory cannot answer — unless its form says it is a
 conversational predicate (``알려주실``, ``궁금합니다``, ``하셨어요``) or stray jamo (``ㅎㅎ``):
-those carry no topic, and no memory would hold them. A clause is a sentence of the message (split
+those carry no topic, and no memory would hold them. A day (memtree.dates) counts when a note is
+about it and weighs nothing when none is: most notes carry no date. A clause is a sentence of the message (split
 at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole.
 
 Very long inputs are bounded: past ``MAX_TERMS`` distinct terms, the most informative present
@@ -22,8 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
-from . import text
+from . import dates, text
 
 MAX_TERMS = 48
 """Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
@@ -34,7 +36,8 @@ _JAMO = re.compile(r"[\u3130-\u318f]+")
 # that never name a topic. Nouns (names above all) do not end this way.
 _PREDICATE_ENDINGS = tuple(
     """요 니다 니까 습니까 나요 까요 죠 지요 네요 군요 는데 은데 건데 던데 는지 은지 건지 던지 거든
-    거든요 면서 다가 려고 려면 겠다 겠어 었어 았어 였어 했어 셨어 세요 으세요 실까 드려 드릴""".split()
+    거든요 면서 다가 려고 려면 겠다 겠어 었어 았어 였어 했어 셨어 세요 으세요 실까 드려 드릴 었지 았지 였지
+    했지 겠지 었나 았나 였나 했나 었니 았니 했니""".split()
 )
 
 
@@ -51,12 +54,30 @@ def is_predicate_form(term: str) -> bool:
     return len(term) >= 3 or not term.endswith("요") or term in _SHORT_PREDICATES
 
 
-def clauses(query: str, qterms: Sequence[str]) -> list[tuple[int, ...]]:
-    """The query's clauses as indexes into ``qterms`` (its distinct terms); one clause for a plain question."""
+_DATE_UNITS = frozenset("월 일 년 시 분".split())
+
+
+def _proves_little(term: str) -> bool:
+    """A term whose absence from memory is no sign the memory cannot answer.
+
+    Why: a conversational predicate names no topic; a day (``@d…``), a day or month number (``3``,
+    ``12``) or a date unit (``월``, ``일``) is how a date was written — most notes carry none, or
+    write it another way (``2026-03-02``); a four-digit year still counts.
+    """
+    return is_predicate_form(term) or term.startswith("@") or term in _DATE_UNITS or (term.isdigit() and len(term) <= 2)
+
+
+def clauses(query: str, qterms: Sequence[str], today: date | None = None) -> list[tuple[int, ...]]:
+    """The query's clauses as indexes into ``qterms`` (its distinct terms); one clause for a plain question.
+
+    A day a clause names (memtree.dates' ``@d…`` terms, relative ones read against ``today``)
+    belongs to that clause alone: "last week we had a problem" is context, not a filter on the rest.
+    """
     where = {t: i for i, t in enumerate(qterms)}
     out: list[tuple[int, ...]] = []
     for part in _CLAUSE_END.split(query):
-        idx = tuple(dict.fromkeys(where[t] for t in text.terms(part) if t in where))
+        words, days = dates.query_dates(part, today)
+        idx = tuple(dict.fromkeys(where[t] for t in [*text.terms(words), *days] if t in where))
         if idx and idx not in out:
             out.append(idx)
     return out or [tuple(range(len(qterms)))]
@@ -82,10 +103,12 @@ class Weights:
         return best
 
 
-def weigh(query: str, qterms: Sequence[str], idfs: Sequence[float], dfs: Sequence[int]) -> Weights:
+def weigh(
+    query: str, qterms: Sequence[str], idfs: Sequence[float], dfs: Sequence[int], today: date | None = None
+) -> Weights:
     """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
-    weights = tuple(0.0 if df == 0 and is_predicate_form(q) else idf for q, idf, df in zip(qterms, idfs, dfs))
-    return Weights(weights, tuple(clauses(query, qterms)))
+    weights = tuple(0.0 if df == 0 and _proves_little(q) else idf for q, idf, df in zip(qterms, idfs, dfs))
+    return Weights(weights, tuple(clauses(query, qterms, today)))
 
 
 def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -> list[str]:

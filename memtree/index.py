@@ -32,9 +32,11 @@ from .bm25 import Segment, build_segment, merge_segments
 from .entries import strip_meta
 
 if TYPE_CHECKING:
+    from datetime import date
+
     from .chunks import Document
 
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5  # 5: chunks carry date terms (memtree.dates) and the words of the headings above them
 INDEX_DIR = "index"
 MANIFEST = "manifest.json"
 VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell cheaply whether to reload
@@ -322,9 +324,11 @@ class Index:
         doc = chunking.parse(body)
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
-        items = [(c.start, c.end, text.terms(strip_meta(c.text))) for c in doc.chunks]
-        if f.tier == "bank" and self.collect is not None:
-            self.collect[f.path] = (doc, Counter(t for _, _, ts in items for t in ts))
+        own = [text.terms(strip_meta(c.text)) + day for c, day in zip(doc.chunks, _days(f.path, doc))]
+        # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
+        items = [(c.start, c.end, ts + text.terms(" ".join(c.headings))) for c, ts in zip(doc.chunks, own)]
+        if f.tier == "bank" and self.collect is not None:  # keyword suggestions count each word once, where it is
+            self.collect[f.path] = (doc, Counter(t for ts in own for t in ts))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
 
     def _load(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
@@ -415,3 +419,23 @@ class Index:
     def n_chunks(self) -> int:
         """Live chunks across segments."""
         return sum(s.n_live for s in self.segments.values())
+
+
+def _days(path: str, doc: Document) -> list[list[str]]:
+    """Each chunk's date terms (memtree.dates): its text's dates, its entries' created= days, the
+    day of the heading above it and its note's day, so a query naming a day finds that day's chunks."""
+    from . import dates
+    from .entries import META_RE
+
+    note = dates.note_day(path, doc.meta)
+    section: dict[int, date | None] = {}  # 1-based line → the day of the nearest heading above it
+    current = None
+    for i, line in enumerate(doc.lines, 1):
+        if line.startswith("#"):
+            current = dates.date_from_heading(line)
+        section[i] = current
+    out = []
+    for c in doc.chunks:
+        bodies = [m.group("body") for m in META_RE.finditer(c.text)] if "memtree:" in c.text else []
+        out.append(dates.chunk_terms(strip_meta(c.text), bodies, section.get(c.start), note))
+    return out

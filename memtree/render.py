@@ -60,7 +60,7 @@ def snippet(hit: Hit) -> tuple[str, list[str]]:
         for term, word in text.terms_with_surface(scanned):
             hit_term = related.get(term)
             if hit_term is None:
-                hit_term = related[term] = any(text.relation(q, term) for q in hit.matched)
+                hit_term = related[term] = any(text.relation(q, term, infix=1.0) for q in hit.matched)  # compounds too
             if hit_term:
                 found.add(word)
         if len(found) > best:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import bm25, dense, evidence, text
@@ -101,6 +102,7 @@ def run(
     want_keys: bool = False,
     adjust: Adjuster | None = None,
     semantic: SemanticScores | None = None,
+    today: date | None = None,
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
 
@@ -115,13 +117,17 @@ def run(
     cache = index.term_cache
     if len(cache) > TERM_CACHE_SIZE:
         cache.clear()
-    scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b, cache)
+    scored = backend.score(
+        segments, qterms, settings.partial_match, settings.k1, settings.b, cache, infix=settings.infix_match
+    )
     if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds
         qterms = evidence.bounded(qterms, [st.df for st in scored.stats])
-        scored = backend.score(segments, qterms, settings.partial_match, settings.k1, settings.b, cache)
+        scored = backend.score(
+            segments, qterms, settings.partial_match, settings.k1, settings.b, cache, infix=settings.infix_match
+        )
     idfs = [st.idf for st in scored.stats]
-    judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats])
-    routes = route(keywords, qterms, idfs, settings.partial_match)
+    judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats], today)
+    routes = route(keywords, qterms, idfs, settings.partial_match, settings.infix_match)
     routed = {tree.by_id[r].path: rt for r, rt in routes.items()}
     tw, bw = settings.tree_weight, settings.bm25_weight
     file_routes: list[dict[int, Route]] = []

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from collections.abc import Callable
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,22 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+AGE_DAYS = int(os.environ.get("MEMTREE_TEST_AGE_DAYS", "0"))
+"""Run the suite as if it were that many days later: the sample memory's dates are moved back.
+
+Why not faketime: Python stats files through statx, which libfaketime does not shift, so every
+file a test writes would look that old too — a day no user lives. The sample's own dates are
+the only ones that age between runs (`MEMTREE_TEST_AGE_DAYS=400 pytest`)."""
+_DATE = re.compile(r"\b(20\d\d)-([01]\d)-([0-3]\d)\b")
+
+
+def _aged(text: str, days: int) -> str:
+    def back(m: re.Match[str]) -> str:
+        return (date(int(m[1]), int(m[2]), int(m[3])) - timedelta(days=days)).isoformat()
+
+    return _DATE.sub(back, text)
+
+
 @pytest.fixture
 def sample_root(tmp_path: Path) -> Path:
     """A copy of the repository's sample memory (bank/, memory/, recall/, tree-index.json)."""
@@ -31,6 +50,10 @@ def sample_root(tmp_path: Path) -> Path:
             shutil.copytree(src, root / part)
         else:
             shutil.copy2(src, root / part)
+    if AGE_DAYS:
+        for path in sorted(root.rglob("*.md")):
+            # the dates written in notes age; file names stay, as tests name them
+            path.write_text(_aged(path.read_text(encoding="utf-8"), AGE_DAYS), encoding="utf-8")
     return root
 
 
