@@ -22,7 +22,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import text
 from .config import INFIX_MATCH
@@ -33,6 +33,19 @@ if TYPE_CHECKING:
 
 MAX_TF = 65_535
 """Term frequencies are stored as uint16; a term repeated more often in one chunk counts this much."""
+
+
+class TierStats(NamedTuple):
+    """What BM25's statistics count in one segment for a search over some tiers (memtree.bm25.score)."""
+
+    n_docs: int
+    total_len: int
+    mask: bytearray | None  # 1 for each chunk counted; None when every live chunk is
+
+
+def counted(acc_docs: Iterable[int], mask: bytearray | None, n: int) -> int:
+    """How many of a term's chunks (``n`` of them) the tier mask counts."""
+    return n if mask is None else sum(mask[d] for d in acc_docs)
 
 
 @dataclass
@@ -61,6 +74,7 @@ class Segment:
     def set_dead(self, dead_files: frozenset[int]) -> None:
         """Mark every chunk of the given files dead (their newer version lives elsewhere)."""
         self.dead_files = dead_files
+        self.__dict__.pop("_tier_stats", None)
         n_docs = len(self.doc_len)
         self.live = bytearray(b"\x01") * n_docs
         self.n_live, self.live_len = n_docs, sum(self.file_len)
@@ -70,6 +84,31 @@ class Segment:
             self.live[lo:hi] = bytes(hi - lo)
             self.n_live -= hi - lo
             self.live_len -= self.file_len[f]
+
+    def tier_stats(self, tiers: frozenset[str] | None) -> TierStats:
+        """Live chunks, their total length, and a per-chunk mask (None: every live chunk counts) for
+        the statistics of a search over ``tiers`` (None: all of them)."""
+        if tiers is None:
+            return TierStats(self.n_live, self.live_len, None)
+        cache = self.__dict__.setdefault("_tier_stats", {})
+        found = cache.get(tiers)
+        if found is None:
+            inside = self.files_in(tiers)
+            if len(inside) == len(self.files):
+                found = TierStats(self.n_live, self.live_len, None)
+            else:
+                mask = bytearray(len(self.doc_len))
+                n = length = 0
+                for f in inside:
+                    if f in self.dead_files:
+                        continue
+                    lo, hi = self.file_start[f], self.file_start[f + 1]
+                    mask[lo:hi] = b"\x01" * (hi - lo)
+                    n += hi - lo
+                    length += self.file_len[f]
+                found = TierStats(n, length, mask)
+            cache[tiers] = found
+        return found
 
     def file_id(self, path: str) -> int | None:
         """Index of ``path`` in this segment's files, or None."""
@@ -240,23 +279,27 @@ def score(
     b: float = 0.75,
     cache: MutableMapping[Any, Any] | None = None,
     infix: float = INFIX_MATCH,
+    tiers: frozenset[str] | None = None,
 ) -> Scored:
     """BM25 over all live chunks of all segments for the given query terms.
 
-    ``cache`` (the IDF cache) keeps each term's matches and statistics between queries; its
-    owner must empty it whenever the segments change.
+    ``tiers`` (None: all) are the tiers searched: N, the average length and each term's document
+    frequency count their chunks only, so a word common in memory/ logs is not made cheap for a
+    search of bank/. ``cache`` (the IDF cache) keeps each term's matches and statistics between
+    queries; its owner must empty it whenever the segments change.
     """
-    n_docs = sum(s.n_live for s in segments)
-    total_len = sum(s.live_len for s in segments)
+    counts = [seg.tier_stats(tiers) for seg in segments]
+    n_docs = sum(c.n_docs for c in counts)
+    total_len = sum(c.total_len for c in counts)
     avgdl = total_len / n_docs if n_docs else 1.0
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]] = []
     stats: list[TermStats] = []
     for q in qterms:
-        key = ("py", q, partial, infix)
+        key = ("py", q, partial, infix, tiers)
         entry = cache.get(key) if cache is not None else None
         if entry is None:
             hits = [seg.soft_tf(seg.expand(q, partial, infix)) for seg in segments]
-            df = sum(len(acc) for acc, _, _ in hits)
+            df = sum(counted(acc, c.mask, len(acc)) for (acc, _, _), c in zip(hits, counts))
             entry = (hits, TermStats(q, df, idf(n_docs, df)))
             if cache is not None:
                 cache[key] = entry

@@ -260,23 +260,28 @@ def score(
     b: float = 0.75,
     cache: MutableMapping[Any, Any] | None = None,
     infix: float = INFIX_MATCH,
+    tiers: frozenset[str] | None = None,
 ) -> DenseScored:
-    """BM25 of the live chunks holding any query term (see :func:`memtree.bm25.score`)."""
+    """BM25 of the live chunks holding any query term (see :func:`memtree.bm25.score`, also for ``tiers``)."""
     import numpy as np
 
-    n_docs = sum(s.n_live for s in segments)
-    total_len = sum(s.live_len for s in segments)
+    counts = [seg.tier_stats(tiers) for seg in segments]
+    n_docs = sum(c.n_docs for c in counts)
+    total_len = sum(c.total_len for c in counts)
     avgdl = total_len / n_docs if n_docs else 1.0
     views = [_views(seg) for seg in segments]
     soft: list[list[tuple[Any, Any]]] = []  # [term][segment] → (chunks, soft tf)
     matched: list[list[tuple[Any, Any, Any]]] = []
     stats: list[TermStats] = []
     for q in qterms:
-        key = ("np", q, partial, infix)
+        key = ("np", q, partial, infix, tiers)
         entry = cache.get(key) if cache is not None else None
         if entry is None:
             soft_q, matched_q = zip(*(_term_matches(seg, v, q, partial, infix) for seg, v in zip(segments, views)))
-            df = sum(int(docs.size) for docs, _ in soft_q)
+            df = sum(
+                int(docs.size) if c.mask is None else int(np.frombuffer(c.mask, dtype=np.uint8)[docs].sum())
+                for (docs, _), c in zip(soft_q, counts)
+            )
             entry = (list(soft_q), list(matched_q), TermStats(q, df, idf(n_docs, df)))
             if cache is not None:
                 cache[key] = entry

@@ -117,14 +117,17 @@ def run(
     cache = index.term_cache
     if len(cache) > TERM_CACHE_SIZE:
         cache.clear()
-    scored = backend.score(
-        segments, qterms, settings.partial_match, settings.k1, settings.b, cache, infix=settings.infix_match
-    )
+    searched = frozenset(tiers)
+
+    def scoring(terms: Sequence[str]) -> Any:
+        # IDF over the tiers searched: memory/ logs do not make a word cheap for a bank/ search
+        p = settings
+        return backend.score(segments, terms, p.partial_match, p.k1, p.b, cache, p.infix_match, searched)
+
+    scored = scoring(qterms)
     if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds
         qterms = evidence.bounded(qterms, [st.df for st in scored.stats])
-        scored = backend.score(
-            segments, qterms, settings.partial_match, settings.k1, settings.b, cache, infix=settings.infix_match
-        )
+        scored = scoring(qterms)
     idfs = [st.idf for st in scored.stats]
     judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats], today)
     routes = route(keywords, qterms, idfs, settings.partial_match, settings.infix_match)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 from rank_bm25 import BM25Okapi
@@ -145,3 +146,16 @@ def test_a_chunk_matched_exactly_and_inside_counts_as_exact() -> None:
     scored = bm25.score([seg], ["배포"], infix=0.5)
     assert [strength_of(scored, 0, d) for d in range(2)] == [text.EXACT, pytest.approx(0.5)]
     assert scored.stats[0].df == 2
+
+
+def test_idf_counts_only_the_tiers_searched(make_root: Callable[..., Path]) -> None:
+    from memtree import MemTree
+
+    logs = {f"memory/2026-11-{d:02d}.md": f"# 2026-11-{d:02d}\n\n- 배포 로그 {d}번째 확인.\n" for d in range(1, 21)}
+    bank_notes = {"bank/deploy.md": "# 배포\n\n- 배포는 화요일 오전에 한다.\n", "bank/x.md": "# x\n\n- 다른 메모.\n"}
+    root = make_root({**logs, **bank_notes})
+    mt = MemTree(root, refresh_interval=0)
+    bank = {st.term: st for st in mt.search("배포 화요일", tier="default").term_stats}
+    everything = {st.term: st for st in mt.search("배포 화요일", tier="all").term_stats}
+    assert bank["배포"].df == 1 and everything["배포"].df == 21
+    assert bank["배포"].idf > everything["배포"].idf  # rare in bank/, whatever memory/ logs say
