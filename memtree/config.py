@@ -30,6 +30,10 @@ REJECT_THRESHOLD = 0.30
 EVIDENCE_WEIGHT = 0.5
 """How much a candidate's clause coverage scales its rank: score × (1 − w + w × coverage); chosen on
 the KorQuAD dev set (README, "Long prompts"), where 0.5–1.0 tie and 0 loses a point of MRR."""
+ASIDE_WEIGHT = 0.3
+"""Share of the BM25 score left to the words of a message's other clauses when one clause asks a
+question (memtree.evidence.boosts); chosen on the verbose KorQuAD set, reported on verbose LoCoMo
+(README, "Long prompts"). 1 turns it off."""
 RECENCY_BOOST = 1.2
 SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
@@ -70,6 +74,7 @@ class SearchSettings:
     semantic_weight: float = SEMANTIC_WEIGHT
     reject_threshold: float = REJECT_THRESHOLD
     evidence_weight: float = EVIDENCE_WEIGHT
+    aside_weight: float = ASIDE_WEIGHT
     recency_boost: float = RECENCY_BOOST
     scope_boost: float = SCOPE_BOOST
     refresh_interval_s: float = REFRESH_INTERVAL_S

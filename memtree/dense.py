@@ -261,6 +261,7 @@ def score(
     cache: MutableMapping[Any, Any] | None = None,
     infix: float = INFIX_MATCH,
     tiers: frozenset[str] | None = None,
+    boosts: Sequence[float] | None = None,
 ) -> DenseScored:
     """BM25 of the live chunks holding any query term (see :func:`memtree.bm25.score`, also for ``tiers``)."""
     import numpy as np
@@ -293,11 +294,12 @@ def score(
     scored = []
     for si, v in enumerate(views):
         parts, contrib = [], []
-        for st, soft_q in zip(stats, soft):
+        for qi, (st, soft_q) in enumerate(zip(stats, soft)):
             docs, tf = soft_q[si]
             if docs.size:
                 parts.append(docs)
-                contrib.append(st.idf * (k1 + 1.0) * tf / (tf + norm + slope * v["doc_len"][docs]))
+                boost = boosts[qi] if boosts else 1.0
+                contrib.append(st.idf * boost * (k1 + 1.0) * tf / (tf + norm + slope * v["doc_len"][docs]))
         if parts:
             scored.append(_merge(np.concatenate(parts), np.concatenate(contrib), len(segments[si].doc_len)))
         else:

@@ -30,7 +30,13 @@ from . import dates, text
 MAX_TERMS = 48
 """Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
 
-_CLAUSE_END = re.compile(r"(?<=[.?!。？！~…])\s+|\n+")
+# Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
+# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", and when …" opens a second English question
+_CLAUSE_END = re.compile(
+    r"(?<=[.?!。？！~…])\s+|\n+|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
+    r"|,?\s+and\s+(?=(?:what|when|where|who|why|how|which)\b)",
+    re.IGNORECASE,
+)
 _JAMO = re.compile(r"[\u3130-\u318f]+")
 # Why: endings of Korean conversational predicates — polite, interrogative and connective forms
 # that never name a topic. Nouns (names above all) do not end this way.
@@ -120,3 +126,48 @@ def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -
         return list(qterms[:limit])
     keep = sorted(i for _, i in present[:limit])
     return [qterms[i] for i in keep]
+
+
+_QUESTION_END = re.compile(r"[?？]\s*$")
+# Why: interrogative endings (하나요, 할까요, 인가, 는지 …) mark a Korean question without a "?"
+_KO_QUESTION = tuple("나요 까요 니까 습니까 는가 은가 인가 는지 은지 인지 던가 을까 냐 니 나 죠 지요".split())
+_EN_QUESTION = frozenset(
+    "what when where who whom whose why how which do does did is are was were can could would will have has".split()
+)
+
+
+def is_question(clause: str) -> bool:
+    """A clause that asks: ends with ``?``, with a Korean interrogative ending, or opens like an English question."""
+    stripped = clause.strip().rstrip(".!~… ")
+    if not stripped:
+        return False
+    if _QUESTION_END.search(clause.strip()):
+        return True
+    words = stripped.split()
+    last = words[-1]
+    if text.is_hangul(last) and last.endswith(_KO_QUESTION):
+        return True
+    return text.normalize(words[0]) in _EN_QUESTION
+
+
+def boosts(query: str, qterms: Sequence[str], today: date | None, aside: float) -> list[float] | None:
+    """Per query term, how much of the BM25 score it may carry: the question's words 1, the rest ``aside``.
+
+    None for a plain question, or a message whose clauses all ask (or none does): then every word
+    counts alike.
+    """
+    parts = [p for p in _CLAUSE_END.split(query) if p.strip()]
+    if len(parts) < 2:
+        return None
+    asking = [is_question(p) for p in parts]
+    if all(asking) or not any(asking):
+        return None
+    where = {t: i for i, t in enumerate(qterms)}
+    out = [aside] * len(qterms)
+    for part, asks in zip(parts, asking):
+        if asks:
+            words, days = dates.query_dates(part, today)
+            for t in [*text.terms(words), *days]:
+                if t in where:
+                    out[where[t]] = 1.0
+    return out

@@ -27,6 +27,9 @@ from .usage import chunk_keys
 if TYPE_CHECKING:
     from .semantic import SemanticScores
 
+import os as _os
+
+_ASIDE = float(_os.environ.get("MT_ASIDE", "0.3"))
 TERM_CACHE_SIZE = 2048
 """Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
 
@@ -120,9 +123,11 @@ def run(
     searched = frozenset(tiers)
 
     def scoring(terms: Sequence[str]) -> Any:
-        # IDF over the tiers searched: memory/ logs do not make a word cheap for a bank/ search
+        # IDF over the tiers searched: memory/ logs do not make a word cheap for a bank/ search;
+        # a message that asks something ranks by its question's words most (memtree.evidence)
         p = settings
-        return backend.score(segments, terms, p.partial_match, p.k1, p.b, cache, p.infix_match, searched)
+        lift = evidence.boosts(query, terms, today, p.aside_weight) if p.aside_weight < 1 else None
+        return backend.score(segments, terms, p.partial_match, p.k1, p.b, cache, p.infix_match, searched, lift)
 
     scored = scoring(qterms)
     if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds

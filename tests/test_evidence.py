@@ -97,3 +97,50 @@ def test_a_1300_word_message_is_answered_and_bounded(make_root: Callable[..., Pa
 def test_a_short_question_about_something_absent_is_still_rejected(make_root: Callable[..., Path]) -> None:
     root = make_root(ROLLBACK, None)
     assert MemTree(root, refresh_interval=0).search("양자역학 블랙홀 증발").rejected
+
+
+@pytest.mark.parametrize(
+    ("clause", "asks"),
+    [
+        ("배포할 때 롤백은 어떻게 하나요?", True),
+        ("임종석을 검거한 곳은 어디인가", True),
+        ("When did Melanie paint a sunrise", True),
+        ("Thanks so much!", False),
+        ("감사합니다.", False),
+        ("그리고 내일 회의 시간도 다시 확인해야겠네요.", False),
+    ],
+)
+def test_questions_are_told_from_asides(clause: str, asks: bool) -> None:
+    assert evidence.is_question(clause) is asks
+
+
+def test_a_message_that_asks_ranks_by_its_questions_words() -> None:
+    query = "Hey, hope your day is going fine. When did Melanie paint a sunrise? Thanks so much!"
+    qterms = text.query_terms(query)
+    lift = evidence.boosts(query, qterms, None, 0.3)
+    assert lift is not None
+    assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms("When did Melanie paint a sunrise?"))
+    assert (
+        evidence.boosts(
+            "When did Melanie paint a sunrise?", text.query_terms("When did Melanie paint a sunrise"), None, 0.3
+        )
+        is None
+    )
+
+
+def test_korean_connectives_and_a_second_english_question_end_a_clause() -> None:
+    query = "회사 동료가 물어봤는데 1규빗은 몇 미터인가?"
+    parts = [[text.query_terms(query)[i] for i in c] for c in evidence.clauses(query, text.query_terms(query))]
+    assert parts[-1] == text.query_terms("1규빗은 몇 미터인가?")
+    query = "I was reading my notes and where was the forest picture taken?"
+    assert len(evidence.clauses(query, text.query_terms(query))) == 2
+
+
+def test_the_question_words_lift_the_chunk_that_answers(make_root: Callable[..., Path]) -> None:
+    notes = {
+        "bank/chat.md": "# chat\n\n- Melanie painted a sunrise in May.\n"
+        "- Caroline: hope your day is going fine, my day is going great and fine!\n",
+    }
+    root = make_root(notes, None)
+    query = "Hey, hope your day is going fine. When did Melanie paint a sunrise? Thanks!"
+    assert "Melanie" in MemTree(root, refresh_interval=0).search(query).hits[0].text
