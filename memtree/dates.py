@@ -60,6 +60,7 @@ needs none of them for this.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -416,6 +417,7 @@ _EN_WORDS = frozenset(
     w.encode() for w in [*_MONTHS, "today", "tonight", "yesterday", "tomorrow", "last", "this", "next"]
 )
 _EN_BACK_WORDS = frozenset({b"ago", b"yesterday", b"tomorrow"})
+_EN_ANY = _EN_WORDS | _EN_BACK_WORDS
 _BACK_WINDOW = 32
 """Characters looked back from ``ago`` (``twelve months ago``) or ``yesterday`` (``the day before``)."""
 _KO_TRIGGERS = "오늘 어제 그제 그저께 엊그제 내일 모레 지난 저번 이번 다음 작년 올해 금년 내년".split()
@@ -447,7 +449,9 @@ def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
             found.append((m, table))
     # Why a set of words and not substring tests: in a Korean text nearly every byte becomes a
     # space, and a needle that starts with a space makes `in` crawl (150 µs a KB).
-    words = set(text.encode().translate(_LETTERS).split())
+    words = text.encode().translate(_LETTERS).split()
+    if _EN_ANY.isdisjoint(words):  # most texts: no set built at all
+        return found
     hits = _EN_WORDS.intersection(words)
     backs = _EN_BACK_WORDS.intersection(words)
     if hits or backs:
@@ -475,11 +479,14 @@ def find_dates(text: str, anchor: date | None) -> list[DateMention]:
     """
     if not text.isascii() and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
+    candidates = _candidates(text)
+    if not candidates:
+        return []
     found = []
     end = 0
     # Leftmost first, then longest; a later match overlapping a kept one is dropped even when the
     # kept one resolves to nothing (`2024-02-30` is not a date, and neither is its `02-30`).
-    for m, table in sorted(_candidates(text), key=lambda c: (c[0].start(), -c[0].end())):
+    for m, table in sorted(candidates, key=lambda c: (c[0].start(), -c[0].end())):
         if m.start() < end:
             continue
         end = m.end()
@@ -615,7 +622,8 @@ NOTE_DATE_KEYS = ("date", "created", "updated")
 """Frontmatter keys whose day a note is about, in order of preference."""
 
 
-def query_dates(query: str, anchor: date | None) -> tuple[str, list[str]]:
+@functools.lru_cache(maxsize=4096)
+def query_dates(query: str, anchor: date | None) -> tuple[str, tuple[str, ...]]:
     """The query with its date mentions blanked out, and the terms of those dates.
 
     Why blank them: ``7 Jan 2024`` or ``3월 2일`` are not words any chunk holds (the chunk says
@@ -624,7 +632,7 @@ def query_dates(query: str, anchor: date | None) -> tuple[str, list[str]]:
     query = unicodedata.normalize("NFC", query)
     found = find_dates(query, anchor)
     if not found:
-        return query, []
+        return query, ()
     pieces, at, out = [], 0, []
     for m in found:
         out.extend(range_terms(m.first, m.last))
@@ -636,7 +644,7 @@ def query_dates(query: str, anchor: date | None) -> tuple[str, list[str]]:
         pieces.append(" " * (m.end - m.start))
         at = m.end
     pieces.append(query[at:])
-    return "".join(pieces), list(dict.fromkeys(out))
+    return "".join(pieces), tuple(dict.fromkeys(out))
 
 
 def note_day(path: str, meta: dict[str, object]) -> date | None:
@@ -670,7 +678,15 @@ def chunk_terms(chunk_text: str, meta_bodies: list[str], section_day: date | Non
     for day in (section_day, note):
         if day is not None:
             spans.append((day, day))
+    if not spans:
+        return []
     out: list[str] = []
     for first, last in dict.fromkeys(spans):
-        out.extend(index_terms(first, last))
+        out.extend(_index_terms(first, last))
     return list(dict.fromkeys(out))
+
+
+@functools.lru_cache(maxsize=4096)
+def _index_terms(first: date, last: date) -> tuple[str, ...]:
+    # Why: every chunk of a daily log carries its note's day, so a build asks for the same days again and again.
+    return tuple(index_terms(first, last))

@@ -148,7 +148,8 @@ def run(
         file_routes.append(by_file)
     total_idf = sum(idfs) or 1.0
 
-    def candidate(keyword: float | None, si: int, d: int, strengths: list[float]) -> _Candidate | None:
+    def evidenced(keyword: float | None, si: int, d: int, strengths: list[float]) -> _Evidence:
+        """What a chunk holds of the query, before its text is read: blend, coverage, route."""
         seg = segments[si]
         rt = file_routes[si].get(seg.doc_file[d])
         # how each query term is evidenced: in the chunk's text, or in its node's keywords
@@ -158,19 +159,24 @@ def run(
             # the note's route lifts a chunk by the share of the query the chunk itself holds;
             # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
             tree_score = rt.score * text_cov if text_cov else rt.score
-            strengths = [max(st, rt.terms.get(qi, 0.0)) for qi, st in enumerate(strengths)]
+            by_keyword = rt.terms  # a property that builds its dict: once per chunk, not per term
+            strengths = [max(st, by_keyword.get(qi, 0.0)) for qi, st in enumerate(strengths)]
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = tw * tree_score + (bw * scored.raw(si, d) / top_bm if top_bm else 0.0)
-        coverage = judged.coverage(strengths)
-        path = seg.files[seg.doc_file[d]]
-        start, end = seg.doc_start[d], seg.doc_end[d]
+        return _Evidence(keyword, judged.coverage(strengths), si, d, rt, strengths, tree_score)
+
+    def candidate(ev: _Evidence) -> _Candidate | None:
+        """The chunk read: its text, its entries' usage keys, and its decay, recency and scope."""
+        seg = segments[ev.si]
+        path = seg.files[seg.doc_file[ev.d]]
+        start, end = seg.doc_start[ev.d], seg.doc_end[ev.d]
         chunk_text = "\n".join(read_lines(path)[start - 1 : end])
         keys = chunk_keys(path, chunk_text) if adjust is not None else ()
         factors = adjust.factors(path, chunk_text, keys) if adjust is not None else None
         if factors is None and adjust is not None:
             return None  # out of the current scope
-        cos = semantic.cos(si, d) if semantic is not None else None
-        return _Candidate(keyword, coverage, si, d, rt, strengths, tree_score, path, chunk_text, keys, factors, cos)
+        cos = semantic.cos(ev.si, ev.d) if semantic is not None else None
+        return _Candidate(*ev, path, chunk_text, keys, factors, cos)
 
     # re-ranked by evidence (and decay, scope, meaning): look at a few more than k
     reranked = adjust is not None or semantic is not None or settings.evidence_weight > 0
@@ -183,10 +189,11 @@ def run(
             wanted += [(None, si, d) for si, d in semantic.top(fetch) if (si, d) not in seen]
         if semantic is None and reranked:
             most = adjust.max_factor if adjust is not None else 1.0
-            ranked = _weigh_lazily(wanted, k, most, scored, candidate, settings.evidence_weight)
+            ranked = _weigh_lazily(wanted, k, most, scored, evidenced, candidate, settings.evidence_weight)
         else:
-            table = scored.strengths([(si, d) for _, si, d in wanted])
-            ranked = [c for (kw, si, d), st in zip(wanted, table) if (c := candidate(kw, si, d, st)) is not None]
+            table = scored.strengths([(si, d) for _, si, d in wanted])  # one batch: numpy pays per call
+            found = [evidenced(kw, si, d, st) for (kw, si, d), st in zip(wanted, table)]
+            ranked = [c for ev in found if (c := candidate(ev)) is not None]
         if (adjust is None and semantic is None) or len(ranked) >= k or len(top) < fetch:
             break
         fetch *= 4  # the scope hid too many: look deeper
@@ -272,6 +279,16 @@ def run(
     return SearchResult(query, tuple(qterms), tuple(hits), reason, tuple(scored.stats), (), weights)
 
 
+class _Evidence(NamedTuple):
+    keyword: float
+    coverage: float
+    si: int
+    d: int
+    rt: Route | None
+    strengths: list[float]
+    tree_score: float
+
+
 class _Candidate(NamedTuple):
     keyword: float
     coverage: float
@@ -299,29 +316,48 @@ def _weighed(c: _Candidate, base: float, evidence_weight: float) -> float:
 
 
 def _weigh_lazily(
-    wanted: list[tuple[float | None, int, int]],
+    wanted: list[tuple[float, int, int]],
     k: int,
     max_factor: float,
     scored: Any,
-    candidate: Callable[[float | None, int, int, list[float]], _Candidate | None],
+    evidenced: Callable[[float | None, int, int, list[float]], _Evidence],
+    candidate: Callable[[_Evidence], _Candidate | None],
     evidence_weight: float,
 ) -> list[_Candidate]:
-    """Candidates in keyword order, weighed until none further down can reach the top k.
+    """Candidates weighed lazily, until none left can reach the top k.
 
-    A chunk's multipliers are at most ``max_factor`` (recency × scope boost), so once the k-th best
-    weighed score is at least the next keyword score × max_factor, nothing below can climb into the
-    top k: usually after the first k chunks, when every note is equally fresh.
+    A chunk's rank score is at most keyword × ``max_factor`` (recency × scope boost) before its
+    evidence is known, and keyword × its evidence factor × ``max_factor`` once it is (memtree.
+    evidence; no text read yet). The most promising step is taken each time — evidence the next
+    chunk in keyword order, or read the best-bounded chunk already evidenced — and it stops when
+    the k-th best weighed score reaches both bounds: usually after the first k chunks.
     """
     import bisect
+    import heapq
+
+    def tight(ev: _Evidence) -> float:
+        return ev.keyword * (1.0 - evidence_weight + evidence_weight * ev.coverage) * max_factor
 
     ranked: list[_Candidate] = []
     best: list[float] = []  # weighed scores so far, negated and sorted
-    # the first k are always weighed: their strengths in one batch (the numpy backend pays per call)
-    first = scored.strengths([(si, d) for _, si, d in wanted[:k]])
-    for i, (kw, si, d) in enumerate(wanted):
-        if kw is not None and len(best) >= k and -best[k - 1] >= kw * max_factor:
+    pending: list[tuple[float, int, _Evidence]] = []  # evidenced, not read: (−tight bound, order, evidence)
+    # strengths in one batch: cheaper than one call per chunk evidenced (the numpy backend pays per call)
+    table = scored.strengths([(si, d) for _, si, d in wanted])
+    i = 0
+    while True:
+        loose = wanted[i][0] * max_factor if i < len(wanted) else -1.0
+        near = -pending[0][0] if pending else -1.0
+        floor = -best[k - 1] if len(best) >= k else -1.0
+        if max(loose, near) <= floor or (loose < 0 and near < 0):
             break
-        c = candidate(kw, si, d, first[i] if i < k else scored.strengths([(si, d)])[0])
+        if loose > near:
+            kw, si, d = wanted[i]
+            ev = evidenced(kw, si, d, table[i])
+            heapq.heappush(pending, (-tight(ev), i, ev))
+            i += 1
+            continue
+        _, _, ev = heapq.heappop(pending)
+        c = candidate(ev)
         if c is None:
             continue
         ranked.append(c)
