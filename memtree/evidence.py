@@ -31,10 +31,11 @@ MAX_TERMS = 48
 """Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
 
 # Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
-# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", and when …" opens a second English question
+# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / ", and where …" open an
+# English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
 _CLAUSE_END = re.compile(
     r"(?<=[.?!。？！~…])\s+|\n+|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
-    r"|,?\s+and\s+(?=(?:what|when|where|who|why|how|which)\b)",
+    r"|(?:,?\s+and|[,:;])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
     re.IGNORECASE,
 )
 _JAMO = re.compile(r"[\u3130-\u318f]+")
