@@ -149,4 +149,6 @@ def test_the_question_words_lift_the_chunk_that_answers(make_root: Callable[...,
 def test_an_english_lead_in_ends_where_the_question_begins() -> None:
     query = "Hiya, what career path has Caroline decided to pursue? Side note: my calendar is a mess."
     parts = evidence.clauses(query, text.query_terms(query))
-    assert [text.query_terms(query)[i] for i in parts[1]] == text.query_terms("what career path has Caroline decided")
+    assert [text.query_terms(query)[i] for i in parts[1]] == text.query_terms(
+        "what career path has Caroline decided to pursue"
+    )
