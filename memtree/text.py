@@ -35,8 +35,9 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from enum import IntEnum
+from operator import itemgetter
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 """Bump when terms() changes: persisted indexes and caches made by another version are rebuilt."""
 MIN_STEM = 2
 """Shortest stem (in syllables) that may match by prefix; why: ``회`` must not match ``회의``."""
@@ -98,7 +99,7 @@ STOPWORDS = frozenset(
     why how not no nor can could would should will shall
     may might must just also very too than any all some
     each both either neither such only own same other s t d
-    ll m re ve 무엇 무엇을 무엇이 무엇인가 무엇인지 뭐 뭐야 뭔가 뭘 누구 누구인가 누가 언제
+    ll m re ve don doesn didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn mustn needn 무엇 무엇을 무엇이 무엇인가 무엇인지 뭐 뭐야 뭔가 뭘 누구 누구인가 누가 언제
     어디 어디서 어디에 어떤 어떻게 어느 왜 몇 무슨 얼마 얼마나 그리고 또는 및 혹은 하지만 그러나
     그래서 인가 인지 일까""".split()
 )
@@ -192,15 +193,19 @@ def _undouble(s: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Index terms of a text, in order, repeats kept (see the module docstring)."""
-    cache = _term_cache
-    out = []
-    for tok in _WORD.findall(_unglue(normalize(text))):
-        term = cache.get(tok)
-        if term is None:
-            term = _term(tok)
-        if term:
-            out.append(term)
-    return out
+    out = words_and_terms(text)[1]
+    return list(filter(None, out)) if "" in out else out
+
+
+def words_and_terms(text: str) -> tuple[list[str], list[str]]:
+    """The words of a text and, aligned with them, each word's index term ('' for a stopword)."""
+    words = _WORD.findall(_unglue(normalize(text)))
+    try:  # why itemgetter: one C-level pass, as an index build looks up every word of every chunk here
+        if len(words) > 1:
+            return words, list(itemgetter(*words)(_term_cache))
+        return words, [_term_cache[w] for w in words]
+    except KeyError:  # a word seen for the first time
+        return words, [_term(w) if t is None else t for w, t in zip(words, map(_term_cache.get, words))]
 
 
 def terms_with_surface(text: str) -> list[tuple[str, str]]:

@@ -148,3 +148,13 @@ def test_sorted_terms_finds_every_related_term_once() -> None:
         assert found == {t: text.match(q, t) for t in vocab if text.match(q, t)}
     assert {vocab[lo] for lo, _, k in lookup.related("배포") if k is text.Match.INFIX} == {"무중단배포"}
     assert not [k for *_, k in lookup.related("배포", infix=False) if k is text.Match.INFIX]
+
+
+def test_english_negative_contractions_are_not_topic_words() -> None:
+    # Why: "wouldn't" left "wouldn" as a query term no note holds, counted as missing evidence
+    assert text.query_terms("What pets wouldn't cause discomfort? I don't know, isn't it?") == [
+        "pet",
+        "caus",
+        "discomfort",
+        "know",
+    ]
