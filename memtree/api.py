@@ -91,6 +91,7 @@ class MemTree(Writing):
         self._semantic_noticed = False
         self._files_checked: tuple[float, tuple[int, int] | None] | None = None
         self._warnings: list[str] = []
+        self._dangling: tuple[str, ...] = ()  # nodes whose note is gone, said with every search
         from cachetools import TTLCache
 
         self._cache: TTLCache[tuple[object, ...], SearchResult] = TTLCache(
@@ -241,8 +242,13 @@ class MemTree(Writing):
         self._fresh()
         stamp = (self._checked, self._tree_stamp)
         if stamp != self._files_checked:
-            # the refresh has just seen every note on disk: only node files outside the tiers need a stat
-            treemod.check_files(tree, self.root, self._index.files, str(self.root / treemod.TREE_FILE))
+            # the refresh has just seen every note on disk: only node files outside the tiers need a stat.
+            # Why not an error: a note deleted or renamed in an editor must never stop search
+            self._dangling = tuple(
+                f"node '{n.id}' points to {n.path}, which is gone: search skips it "
+                "(`memtree index` or a running `memtree watch` drops it)"
+                for n in treemod.dangling(tree, self.root, self._index.files)
+            )
             self._files_checked = stamp
         tiers = TIER_CHOICES[tier]
         if not any(e.tier in tiers for e in self._index.files.values()):
@@ -265,6 +271,7 @@ class MemTree(Writing):
             self._index.version,
             self._tree_stamp,
             tuple(self._warnings),
+            self._dangling,
         )
         if cache and key in self._cache:
             cached = self._cache[key]
@@ -316,7 +323,7 @@ class MemTree(Writing):
             sem,
             today,
         )
-        notices = list(self._warnings)
+        notices = [*self._warnings, *self._dangling]
         if layer is not None and layer.notice and not self._semantic_noticed:
             notices.append(layer.notice)  # said once per MemTree: the downgrade is news only once
             self._semantic_noticed = True

@@ -99,7 +99,8 @@ STOPWORDS = frozenset(
     why how not no nor can could would should will shall
     may might must just also very too than any all some
     each both either neither such only own same other s t d
-    ll m re ve don doesn didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn mustn needn 무엇 무엇을 무엇이 무엇인가 무엇인지 뭐 뭐야 뭔가 뭘 누구 누구인가 누가 언제
+    ll m re ve don doesn didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn mustn needn
+    무엇 무엇을 무엇이 무엇인가 무엇인지 뭐 뭐야 뭔가 뭘 누구 누구인가 누가 언제
     어디 어디서 어디에 어떤 어떻게 어느 왜 몇 무슨 얼마 얼마나 그리고 또는 및 혹은 하지만 그러나
     그래서 인가 인지 일까""".split()
 )

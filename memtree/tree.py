@@ -210,14 +210,18 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
     return tree
 
 
+def dangling(tree: Tree, root: Path, known: Container[str] = ()) -> list[Node]:
+    """Nodes whose file is gone (deleted or renamed in an editor); ``known`` paths skip the stat."""
+    return [n for n in tree.nodes if n.path and n.path not in known and not os.path.isfile(os.path.join(root, n.path))]
+
+
 def check_files(tree: Tree, root: Path, known: Container[str] = (), source: str = TREE_FILE) -> None:
     """Every node's file must exist; ``known`` paths (just seen on disk) skip the stat."""
-    for n in tree.nodes:
-        if n.path and n.path not in known and not os.path.isfile(os.path.join(root, n.path)):
-            raise TreeError(
-                f"{source}: node '{n.id}' points to {n.path}, which does not exist "
-                f"(restore the file, or run `memtree index` to drop the node)"
-            )
+    for n in dangling(tree, root, known)[:1]:
+        raise TreeError(
+            f"{source}: node '{n.id}' points to {n.path}, which does not exist "
+            f"(restore the file, or run `memtree index` to drop the node)"
+        )
 
 
 def check_path(path: str, where: str) -> None:

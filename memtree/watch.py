@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from . import store
+from . import tree as treemod
 
 if TYPE_CHECKING:
     from .api import MemTree
@@ -194,6 +195,14 @@ class Watcher:
                     self._action(f"{kind} {p}")
             for warning in report.warnings:
                 self.log(f"warning: {warning}")
+            # a search may have refreshed first, so the tree itself is asked which nodes lost their note
+            if report.removed or report.added or treemod.dangling(self.mt._parsed_tree(), self.mt.root):
+                # a note deleted or renamed in an editor: its node goes (and a renamed one's comes)
+                synced = self.mt.index()
+                for node in synced.nodes_added:
+                    self._action(f"added node {node}")
+                for node, path in synced.nodes_dropped:
+                    self._action(f"dropped node {node} ({path} is gone)")
             if self.split:
                 for result in self.mt.split():
                     self._action(f"split {result.path} into {len(result.children)} notes")

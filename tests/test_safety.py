@@ -363,3 +363,25 @@ def test_check_reports_leftovers_and_notes_without_a_node_and_fix_repairs_both(t
     assert fixed.exit_code == 0, fixed.stdout
     assert not (root / "bank" / ".facts.md.memtree-dead01.tmp").exists()
     assert runner.invoke(app, ["check", "--root", str(root)]).exit_code == 0
+
+
+# --- a note deleted in an editor never stops search (issue 12) ---------------------------------------
+
+
+def test_a_deleted_note_is_skipped_with_a_warning_and_the_watcher_drops_its_node(sample_root: Path) -> None:
+    from memtree import tree as treemod
+    from memtree.watch import Watcher
+
+    mt = MemTree(sample_root, refresh_interval=0)
+    assert mt.search("크론 스케줄").hits
+    (sample_root / "bank/technical/cron-design.md").unlink()
+    result = mt.search("가치관")
+    assert result.hits and all(h.path != "bank/technical/cron-design.md" for h in result.hits)
+    assert [w for w in result.warnings if "cron-design" in w and "gone" in w]
+    context = mt.context("가치관")
+    assert context.markdown.strip()
+    lines: list[str] = []
+    Watcher(mt, lines.append, split=False).act()
+    assert "technical/cron-design" not in treemod.load(sample_root).by_id
+    assert any("dropped node technical/cron-design" in line for line in lines)
+    assert not [w for w in mt.search("가치관").warnings if "cron-design" in w]

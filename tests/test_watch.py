@@ -187,7 +187,12 @@ def test_a_new_note_is_indexed_and_a_deleted_one_dropped(sample_root: Path) -> N
         (sample_root / gone).unlink()
         log.wait(f"dropped {gone}")
         wait_for(lambda: gone not in persisted(sample_root).files, "the deleted note gone from the index")
-        assert log.actions() == [f"indexed {new}", f"dropped {gone}"]
+        assert log.actions() == [
+            f"indexed {new}",
+            "added node ops/배포-체크리스트",  # the watcher keeps tree-index.json in step too
+            f"dropped {gone}",
+            f"dropped node identity/personality ({gone} is gone)",
+        ]
 
 
 def test_a_renamed_folder_is_dropped_and_indexed_under_its_new_name(sample_root: Path) -> None:
@@ -198,11 +203,16 @@ def test_a_renamed_folder_is_dropped_and_indexed_under_its_new_name(sample_root:
             "dropped bank/technical/heartbeat-reflect.md",
             "indexed bank/기술/cron-design.md",
             "indexed bank/기술/heartbeat-reflect.md",
+            "added node 기술/cron-design",
+            "added node 기술/heartbeat-reflect",
+            "dropped node technical/cron-design (bank/technical/cron-design.md is gone)",
+            "dropped node technical/heartbeat-reflect (bank/technical/heartbeat-reflect.md is gone)",
         }
         wait_for(lambda: expected <= set(log.lines), f"{expected}; got {log.lines}")
         files = persisted(sample_root).files
         assert "bank/기술/cron-design.md" in files and "bank/technical/cron-design.md" not in files
         assert sorted(log.actions()) == sorted(expected)
+        assert "기술/cron-design" in treemod.load(sample_root).by_id
 
 
 def test_a_folder_moved_in_from_outside_is_indexed(sample_root: Path, tmp_path: Path) -> None:
