@@ -21,7 +21,7 @@ from .errors import TreeError
 class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
-    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret", "leftover"
+    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret", "leftover", "not-utf8"
     path: str
     detail: str
     fixable: bool = False
@@ -70,8 +70,26 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         if node.path and node.path not in on_disk and not (root / node.path).is_file():
             problems.append(Problem("dangling", node.path, f"node '{node.id}' points to a missing file", True))
     with_node = {n.path for n in tree.nodes if n.path}
+    unreadable = set()
     for f in disk:
-        if f.tier == "bank" and f.path not in with_node and (wanted is None or f.path in wanted):
+        if wanted is not None and f.path not in wanted:
+            continue
+        try:
+            store.read_note(root / f.path)
+        except UnicodeDecodeError:
+            # Why its own kind: `check --fix` cannot index it, so "no node" would send the user in circles
+            unreadable.add(f.path)
+            detail = "not UTF-8 text, so search skips it: re-save it as UTF-8, or move it out of the memory"
+            problems.append(Problem("not-utf8", f.path, detail))
+        except OSError:
+            continue
+    for f in disk:
+        if (
+            f.tier == "bank"
+            and f.path not in with_node
+            and f.path not in unreadable
+            and (wanted is None or f.path in wanted)
+        ):
             problems.append(Problem("no-node", f.path, "no node in tree-index.json", True))
     sanitizer = sanitizer_for(settings)
     for f in disk:

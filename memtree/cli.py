@@ -382,9 +382,39 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
 from . import cli_eval, cli_lifecycle, cli_write  # noqa: E402, F401  (register their commands on the app)
 
 
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """Click's usage error class(es): typer 0.2x vendors click as ``typer._click``, older ones use click."""
+    found: list[type[Exception]] = []
+    try:
+        from typer._click.exceptions import UsageError
+
+        found.append(UsageError)
+    except ImportError:
+        pass
+    try:
+        import click
+
+        found.append(click.UsageError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point: every usage error is one line on stderr starting with ``memtree:``, exit 2."""
+    try:
+        code = app(standalone_mode=False)
+    except _usage_errors() as exc:
+        # Why: typer's boxed five-line usage error is noise in an agent's log; keep click's hint
+        # ("Did you mean --json?") and say where the help is
+        where = f"memtree {exc.ctx.info_name} --help" if exc.ctx is not None and exc.ctx.parent else "memtree --help"
+        message = " ".join(exc.format_message().split())
+        sys.stderr.write(f"memtree: {message} (see `{where}`)\n")
+        sys.exit(2)
+    except typer.Abort:
+        sys.stderr.write("memtree: aborted\n")
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -314,3 +314,14 @@ def test_a_list_whose_index_is_over_the_limit_passes_after_fix(make_root: Callab
     assert any(p.name.startswith("index-") for p in notes)  # the parent links to index notes
     written = "".join(p.read_text(encoding="utf-8") for p in notes)
     assert all(f"- 항목 {i}: " in written for i in (0, 2500, 4999))
+
+
+def test_a_note_that_is_not_utf8_says_so_and_what_to_do(sample_root: Path) -> None:
+    # Why: it was reported as "no node … (memtree check --fix)", which --fix cannot mend
+    (sample_root / "bank/legacy.md").write_bytes("# 옛 메모\n\n- 배포 기록\n".encode("euc-kr"))
+    runner = CliRunner()
+    for args in (["check"], ["check", "--fix"]):
+        result = runner.invoke(app, [*args, "--root", str(sample_root)])
+        assert result.exit_code == 1
+        assert "bank/legacy.md: not-utf8: not UTF-8 text" in result.stdout and "UTF-8" in result.stdout
+        assert "no-node" not in result.stdout and "--fix" not in result.stdout.split("legacy.md")[1].split("\n")[0]

@@ -221,3 +221,20 @@ def test_every_command_has_help_text() -> None:
         assert "Usage:" in result.stdout and len(result.stdout.strip().splitlines()) > 3, name
     top = run("--help")
     assert top.exit_code == 0 and all(name in top.stdout for name in names)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(["search", "--jsn", "사과"], "--json"), (["serch", "사과"], "search"), (["search", "사과", "-k", "x"], "-k")],
+)
+def test_usage_errors_are_one_line_with_the_hint(make_root: Callable[..., Path], args: list[str], needle: str) -> None:
+    import subprocess
+    import sys
+
+    root = make_root(NOTE)
+    done = subprocess.run(
+        [sys.executable, "-m", "memtree", *args, "--root", str(root)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memtree: ") and needle in lines[0], done.stderr
