@@ -97,10 +97,22 @@ class Weights:
     weights: tuple[float, ...]
     clauses: tuple[tuple[int, ...], ...]
 
+    @property
+    def _whole(self) -> float:
+        """The total weight when the only clause is the whole query (0 otherwise): coverage's fast path."""
+        cached = self.__dict__.get("_whole_cached")
+        if cached is None:
+            only = self.clauses[0] if len(self.clauses) == 1 else ()
+            cached = sum(self.weights) if len(only) == len(self.weights) else 0.0
+            object.__setattr__(self, "_whole_cached", cached)
+        return cached
+
     def coverage(self, strengths: Sequence[float]) -> float:
         """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
-        best = 0.0
         w = self.weights
+        if len(self.clauses) == 1 and self._whole:  # a plain question: one weighted share
+            return sum(a * b for a, b in zip(w, strengths)) / self._whole
+        best = 0.0
         for clause in self.clauses:
             total = sum(w[i] for i in clause)
             if total > 0:

@@ -152,10 +152,10 @@ def run(
         """What a chunk holds of the query, before its text is read: blend, coverage, route."""
         seg = segments[si]
         rt = file_routes[si].get(seg.doc_file[d])
-        # how each query term is evidenced: in the chunk's text, or in its node's keywords
-        text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
         tree_score = 0.0
         if rt is not None:
+            # how each query term is evidenced: in the chunk's text, or in its node's keywords
+            text_cov = sum(w * st for w, st in zip(idfs, strengths)) / total_idf
             # the note's route lifts a chunk by the share of the query the chunk itself holds;
             # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
             tree_score = rt.score * text_cov if text_cov else rt.score
