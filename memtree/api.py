@@ -19,7 +19,7 @@ from .errors import EmptyMemory, MemtreeError, QueryError
 from .index import Index, Report
 from .root import find_root
 from .routing import KeywordIndex
-from .search import SearchResult, run
+from .search import SearchResult, quote_query, run
 from .writing import Writing
 
 if TYPE_CHECKING:
@@ -231,11 +231,11 @@ class MemTree(Writing):
         moment = time.time() if now is None else now.timestamp()
         # a day the query names is a term of its own (chunks carry their days: memtree.dates)
         today = datetime.fromtimestamp(moment).date()
-        words, days = dates.query_dates(query, today)
+        words, days, _ = dates.query_dates(query, today)
         qterms = list(dict.fromkeys([*text.query_terms(words), *days]))
         if not qterms:
             raise QueryError(
-                f"the query {query!r} has no searchable term (only punctuation or very common "
+                f"the query {quote_query(query)} has no searchable term (only punctuation or very common "
                 f"words such as the/what/뭐야, which memtree does not index); add a content word"
             )
         tree = self._parsed_tree()

@@ -623,28 +623,31 @@ NOTE_DATE_KEYS = ("date", "created", "updated")
 
 
 @functools.lru_cache(maxsize=4096)
-def query_dates(query: str, anchor: date | None) -> tuple[str, tuple[str, ...]]:
-    """The query with its date mentions blanked out, and the terms of those dates.
+def query_dates(query: str, anchor: date | None) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """The query with its relative date words blanked out, the terms of every date it names, and the
+    words of its written dates.
 
-    Why blank them: ``7 Jan 2024`` or ``3월 2일`` are not words any chunk holds (the chunk says
-    ``14.01.2024`` or sits in ``memory/2024-03-02.md``); as words they would only count as missing.
+    Why blank only ``yesterday`` / ``지난주``: no chunk holds them as the day they mean. A written
+    date (``7 Jan 2024``, ``12월 18일``) keeps its words too — a note may write that day without
+    its year — and memtree.evidence lets those words weigh nothing when no note holds them.
     """
+    from .text import terms as word_terms
+
     query = unicodedata.normalize("NFC", query)
     found = find_dates(query, anchor)
     if not found:
-        return query, ()
-    pieces, at, out = [], 0, []
+        return query, (), frozenset()
+    pieces, at, out, written = [], 0, [], set()
     for m in found:
         out.extend(range_terms(m.first, m.last))
-        # Why keep some words: a bare year (1989년) is a word encyclopedic notes hold, and a day
-        # without its year (6월 10일) may be any year's, so those stay words as well as a day
-        if m.kind == "year" or (any(c.isdigit() for c in m.text) and not _YEAR.search(m.text)):
+        if any(c.isdigit() for c in m.text):  # a written date stays words as well
+            written.update(word_terms(m.text))
             continue
         pieces.append(query[at : m.start])
         pieces.append(" " * (m.end - m.start))
         at = m.end
     pieces.append(query[at:])
-    return "".join(pieces), tuple(dict.fromkeys(out))
+    return "".join(pieces), tuple(dict.fromkeys(out)), frozenset(written)
 
 
 def note_day(path: str, meta: dict[str, object]) -> date | None:
@@ -660,7 +663,6 @@ def note_day(path: str, meta: dict[str, object]) -> date | None:
     return None
 
 
-_YEAR = re.compile(r"\d{4}|\d{2}\s*년")
 _CREATED = re.compile(r"(?:^|;)\s*created=(\d{4}-\d{2}-\d{2})")
 
 

@@ -61,7 +61,10 @@ def is_predicate_form(term: str) -> bool:
     return len(term) >= 3 or not term.endswith("요") or term in _SHORT_PREDICATES
 
 
-_DATE_UNITS = frozenset("월 일 년 시 분".split())
+_DATE_UNITS = frozenset(
+    """월 일 년 시 분 jan january feb february mar march apr april may jun june jul july aug august sep sept
+    september oct october nov november dec december st nd rd th""".split()
+)
 
 
 def _proves_little(term: str) -> bool:
@@ -83,7 +86,7 @@ def clauses(query: str, qterms: Sequence[str], today: date | None = None) -> lis
     where = {t: i for i, t in enumerate(qterms)}
     out: list[tuple[int, ...]] = []
     for part in _CLAUSE_END.split(query):
-        words, days = dates.query_dates(part, today)
+        words, days, _ = dates.query_dates(part, today)
         idx = tuple(dict.fromkeys(where[t] for t in [*text.terms(words), *days] if t in where))
         if idx and idx not in out:
             out.append(idx)
@@ -126,7 +129,11 @@ def weigh(
     query: str, qterms: Sequence[str], idfs: Sequence[float], dfs: Sequence[int], today: date | None = None
 ) -> Weights:
     """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
-    weights = tuple(0.0 if df == 0 and _proves_little(q) else idf for q, idf, df in zip(qterms, idfs, dfs))
+    # a written date's words (7, jan, 2024) are evidenced by its day term, matched or not
+    written = dates.query_dates(query, today)[2]
+    weights = tuple(
+        0.0 if q in written or (df == 0 and _proves_little(q)) else idf for q, idf, df in zip(qterms, idfs, dfs)
+    )
     return Weights(weights, tuple(clauses(query, qterms, today)))
 
 
@@ -179,7 +186,7 @@ def boosts(query: str, qterms: Sequence[str], today: date | None, aside: float) 
     out = [aside] * len(qterms)
     for part, asks in zip(parts, asking):
         if asks:
-            words, days = dates.query_dates(part, today)
+            words, days, _ = dates.query_dates(part, today)
             for t in [*text.terms(words), *days]:
                 if t in where:
                     out[where[t]] = 1.0

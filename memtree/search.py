@@ -394,15 +394,36 @@ def _fit(chunk_text: str, left: int) -> tuple[str, bool, int]:
     return "\n".join(kept), True, used
 
 
+QUOTED_TERMS = 8
+"""Terms (or words) a message quotes before "… and N more"; why: a 20,000-word query made a 129 KB error line."""
+QUOTED_CHARS = 40
+"""Characters a message quotes of one term or word (a query may be one 100 KB word)."""
+
+
+def quote_terms(words: Sequence[str]) -> str:
+    """``words`` comma-joined for a one-line message: the first ``QUOTED_TERMS``, then how many more."""
+    shown = ", ".join(w if len(w) <= QUOTED_CHARS else w[:QUOTED_CHARS] + "…" for w in words[:QUOTED_TERMS])
+    return shown + (f" … and {len(words) - QUOTED_TERMS:,} more" if len(words) > QUOTED_TERMS else "")
+
+
+def quote_query(query: str) -> str:
+    """``query`` quoted for a one-line message; a long one by its first words and its length in words."""
+    words = query.split()
+    if len(words) <= QUOTED_TERMS and len(query) <= QUOTED_TERMS * QUOTED_CHARS:
+        return repr(query)
+    head = " ".join(w if len(w) <= QUOTED_CHARS else w[:QUOTED_CHARS] + "…" for w in words[:QUOTED_TERMS])
+    return f"{head + ' …'!r} ({len(words):,} word{'' if len(words) == 1 else 's'})"
+
+
 def _reason(stats: Sequence[bm25.TermStats], best: float, threshold: float, had_candidates: bool) -> str:
     missing = [st.term for st in stats if st.df == 0]
     if len(missing) == len(stats):
-        return f"no confident match: no term of the query occurs in memory ({', '.join(missing)})"
+        return f"no confident match: no term of the query occurs in memory ({quote_terms(missing)})"
     if not had_candidates:
-        found = ", ".join(st.term for st in stats if st.df)
+        found = quote_terms([st.term for st in stats if st.df])
         return (
             f"no confident match: {found} occur only in notes not searched "
             "(memory/ needs --tier memory or --tier all; disabled banks are left out)"
         )
-    tail = f"; not in memory: {', '.join(missing)}" if missing else ""
+    tail = f"; not in memory: {quote_terms(missing)}" if missing else ""
     return f"no confident match: the best chunk covers {best:.0%} of the query (needs {threshold:.0%}){tail}"
