@@ -1,6 +1,6 @@
-"""`memtree consolidate`: merge near-duplicates within each bank; list stale auto entries.
+"""`memtree consolidate`: merge near-duplicates within each note; list stale auto entries.
 
-Two entries of one bank whose character bigrams (of their normalized words, spaces removed)
+Two entries of one note whose character bigrams (of their normalized words, spaces removed)
 have a Jaccard similarity ≥ ``JACCARD_MIN`` (0.85) are one — unless they state different facts
 (:func:`memtree.similarity.distinct_facts`, the guard retain's add path uses too: another number,
 negation, date or name), and no group ever holds two such entries. The longest content is kept,
@@ -8,11 +8,17 @@ the tags are united, and the ids of the entries merged into it are recorded in i
 field, so usage counts and provenance follow it; each merged-away entry's lines go, word for word,
 to the same path under ``bank/_archive/`` (which search never reads), after an HTML comment saying
 where they came from and into what they were merged — the format `memtree decay --archive` writes.
+
+Only within a note: the same fact in two notes is left in both, untouched. A note is a topic
+(`add` routed each entry there), so folding `배포는 금요일에 하지 않는다` of ``work/deploy.md`` into
+its longer copy in ``work/meetings.md`` would leave the deploy note without its rule; which note
+a fact belongs in is routing's call, not a merge's.
+
 Auto-extracted entries older than 90 days and rarely recalled become archive candidates
 (memtree.aging; `memtree decay --archive` moves them).
 
 Candidate pairs come from prefix filtering — two sets with Jaccard ≥ t share one of the
-rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — so a bank of thousands of entries is not compared
+rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — so a note of thousands of entries is not compared
 pair by pair. Single-flight: a second run while one holds ``.memtree/consolidate.lock`` stops
 with a message; each run records its time, counts and error in ``.memtree/consolidate.json``.
 On a read-only root a dry run goes without the lock and the record; a real run stops with
@@ -81,21 +87,14 @@ class Report:
 
 
 def plan(root: Path, paths: list[str]) -> list[Merge]:
-    """The merges consolidation would make among the entries of the bank notes ``paths``."""
-    by_bank: dict[str, list[Item]] = {}
+    """The merges consolidation would make within each of the bank notes ``paths`` (never across two)."""
+    merges: list[Merge] = []
     for path in sorted(paths):
         try:
             note = store.read_note(root / path)
         except (OSError, UnicodeDecodeError):
             continue
-        parts = path.split("/")
-        bank = parts[1] if len(parts) > 2 else ""
-        for e in entries.parse_entries(note):
-            if e.content:
-                by_bank.setdefault(bank, []).append(Item(path, e))
-    merges: list[Merge] = []
-    for _, items in sorted(by_bank.items()):
-        merges += _groups(items)
+        merges += _groups([Item(path, e) for e in entries.parse_entries(note) if e.content])
     return merges
 
 

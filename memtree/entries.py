@@ -24,6 +24,11 @@ _FIELD_ORDER = ("id", "created", "tags", "kind", "source", "scope", "merged")
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
 _SPACES = re.compile(r"\s+")
 _TRAILING_PUNCT = " .。!?！？;:…"
+SENTENCE_END = re.compile(r"(?<=[.!?。！？…])\s+")
+"""Where one sentence of an entry ends: sentence punctuation, then white space.
+
+Why not at a bare line break: hand-written paragraphs are hard-wrapped prose, and a wrapped
+sentence cut at its line break would be removed by halves (`conflicts resolve`)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,41 @@ def remove_lines(note: str, start: int, end: int) -> str:
     if 1 < start <= len(kept) and not kept[start - 2].strip() and not kept[start - 1].strip():
         del kept[start - 1]
     return "\n".join(kept)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of an entry's words, each with its white space made one space."""
+    return [_SPACES.sub(" ", s) for s in SENTENCE_END.split(text.strip()) if s]
+
+
+def remove_sentence(note: str, entry: Entry, sentence: str) -> str | None:
+    """``note`` without one sentence of ``entry``, every other byte kept; None unless it is there exactly once.
+
+    The sentence goes with the white space after it (the last one with the white space before
+    it), so the sentences around it keep their punctuation, line breaks and indent. Words compare
+    exactly, white space as one space; an entry of that one sentence goes whole (remove_lines).
+    """
+    lines = note.split("\n")
+    before = sum(len(ln) + 1 for ln in lines[: entry.start - 1])
+    block = "\n".join(lines[entry.start - 1 : entry.end])
+    marker = LIST_MARKER.match(block) if entry.is_item else None
+    lead = marker.end() if marker else len(block) - len(block.lstrip())
+    meta = META_RE.search(block)
+    tail = len((block[: meta.start()] if meta else block).rstrip())
+    spans, at = [], lead
+    for m in SENTENCE_END.finditer(block, lead, tail):
+        spans.append((at, m.start()))
+        at = m.end()
+    spans.append((at, tail))
+    want = _SPACES.sub(" ", sentence.strip())
+    hits = [i for i, (a, b) in enumerate(spans) if _SPACES.sub(" ", block[a:b]) == want]
+    if len(hits) != 1:
+        return None
+    if len(spans) == 1:
+        return remove_lines(note, entry.start, entry.end)
+    i = hits[0]
+    cut = (spans[i][0], spans[i + 1][0]) if i + 1 < len(spans) else (spans[i - 1][1], spans[i][1])
+    return note[: before + cut[0]] + note[before + cut[1] :]
 
 
 def find(note: str, entry_id: str, content: str) -> Entry | None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memtree import MemTree
@@ -27,7 +30,7 @@ def test_different_numbers_and_a_negation_are_found_unrelated_entries_are_not(ma
     assert reasons[pool] == "different numbers: 10 vs 50"
     assert reasons[deploy] == "one is negated"
     assert all("커피" not in c.newer.text + c.older.text for c in found)
-    assert all(0.5 <= c.similarity < 1.0 and "newer" in c.suggestion for c in found)
+    assert all(0.5 <= c.similarity < 1.0 and c.suggestion.startswith("neither is dated") for c in found)  # by hand
 
 
 def test_the_newer_entry_is_the_one_written_later(sample_root: Path) -> None:
@@ -61,9 +64,105 @@ def test_record_opens_conflicts_once_and_resolve_settles_them(make_root: Callabl
 
 
 def test_cli_scan_text_and_json(make_root: Callable[..., Path]) -> None:
-    root = make_root({"bank/ops/deploy.md": "# deploy\n\n- 금요일에는 배포하지 않는다\n- 금요일에는 배포한다\n"})
+    dated = "- 금요일에는 배포한다 <!-- memtree: id=e-1; created=2025-03-01T09:00:00+09:00 -->"
+    root = make_root({"bank/ops/deploy.md": f"# deploy\n\n- 금요일에는 배포하지 않는다\n{dated}\n"})
     runner = CliRunner()
     text = runner.invoke(app, ["conflicts", "--scan", "--root", str(root)])
     assert text.exit_code == 0 and "one is negated" in text.stdout and "keep the newer" in text.stdout
+    assert "(undated): 금요일에는 배포하지 않는다" in text.stdout
     doc = json.loads(runner.invoke(app, ["conflicts", "--scan", "--json", "--root", str(root)]).stdout)
     assert doc and doc[0]["reason"] == "one is negated" and doc[0]["suggestion"].startswith("keep the newer")
+    assert doc[0]["newer"]["id"] == "e-1" and doc[0]["older_created"] == "undated"
+
+
+# --- issue 12: an undated entry is never the newer; resolve removes only the conflicting sentence ---
+
+PARAGRAPHS = {
+    "en": (
+        "PgBouncer max pool size is 50.",
+        "Backups run nightly at 02:00 UTC. The replica lives in eu-west-1.",
+        "PgBouncer max pool size was raised to 80",
+    ),
+    "ko": (
+        "Redis 커넥션 풀은 50개로 둔다.",
+        "백업은 매일 새벽 2시에 돈다. 레플리카는 서울 리전에 있다.",
+        "Redis 커넥션 풀은 80개로 늘렸다",
+    ),
+}
+CREATED = "2025-03-01T09:00:00+09:00"
+LATER = 1_748_736_000  # 2025-06-01: the note was modified (by an add) after the dated entry's date
+
+
+def _paragraph_root(make_root: Callable[..., Path], lang: str) -> tuple[Path, str]:
+    """A hand-written paragraph whose first sentence a dated entry (added later) contradicts."""
+    stale, rest, fresh = PARAGRAPHS[lang]
+    note = f"# DB\n\n{stale} {rest}\n\n- {fresh} <!-- memtree: id=e-fresh; created={CREATED} -->\n"
+    root = make_root({"bank/ops/db.md": note})
+    os.utime(root / "bank/ops/db.md", (LATER, LATER))
+    return root, note
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_hand_written_entry_is_undated_and_never_newer_than_a_dated_one(
+    make_root: Callable[..., Path], lang: str
+) -> None:
+    root, _ = _paragraph_root(make_root, lang)
+    stale, _, fresh = PARAGRAPHS[lang]
+    (found,) = MemTree(root).scan_conflicts()
+    assert found.newer.text == fresh and datetime.fromisoformat(found.newer_created) == datetime.fromisoformat(CREATED)
+    assert found.older.text == stale and found.older_created == "undated"  # its sentence, not the paragraph
+    assert found.reason == "different numbers: 50 vs 80" and found.suggestion.startswith("keep the newer")
+
+
+def test_of_two_undated_entries_neither_is_called_newer(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {"bank/ops/pool.md": "# pool\n\n- Redis pool 10이면 충분하다\n- Redis pool은 최소 50은 되어야 안정적\n"}
+    )
+    (found,) = MemTree(root).scan_conflicts()
+    assert found.newer_created == found.older_created == "undated"
+    assert found.suggestion.startswith("neither is dated") and "newer" not in found.suggestion
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_resolve_removes_only_the_recorded_sentence_of_a_hand_written_paragraph(
+    make_root: Callable[..., Path], lang: str
+) -> None:
+    root, note = _paragraph_root(make_root, lang)
+    stale = PARAGRAPHS[lang][0]
+    mt = MemTree(root, refresh_interval=0)
+    mt.scan_conflicts(record=True)
+    (conflict,) = mt.conflicts()
+    assert conflict.old.text == stale
+    _, outcome = mt.resolve_conflict(conflict.id, "new")
+    assert outcome.startswith("removed") and stale in outcome
+    assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == note.replace(f"{stale} ", "")
+    assert mt.conflicts() == []
+
+
+def test_resolve_keeps_the_wrapped_lines_and_indent_of_a_hand_written_list_item(
+    make_root: Callable[..., Path],
+) -> None:
+    item = "- 배포는 금요일에 하지 않는다.\n  롤백 담당은 인프라팀이다.\n  장애 공지는 #ops 채널에 올린다.\n"
+    dated = f"- 배포는 금요일에 한다 <!-- memtree: id=e-2; created={CREATED} -->\n"
+    root = make_root({"bank/ops/deploy.md": f"# deploy\n\n{item}{dated}"})
+    mt = MemTree(root, refresh_interval=0)
+    mt.scan_conflicts(record=True)
+    (conflict,) = mt.conflicts()
+    assert conflict.old.text == "배포는 금요일에 하지 않는다."
+    mt.resolve_conflict(conflict.id, "new")
+    left = "- 롤백 담당은 인프라팀이다.\n  장애 공지는 #ops 채널에 올린다.\n"
+    assert (root / "bank/ops/deploy.md").read_text(encoding="utf-8") == f"# deploy\n\n{left}{dated}"
+
+
+def test_resolve_changes_nothing_when_the_recorded_sentence_is_no_longer_there_exactly(
+    make_root: Callable[..., Path],
+) -> None:
+    root, note = _paragraph_root(make_root, "en")
+    mt = MemTree(root, refresh_interval=0)
+    mt.scan_conflicts(record=True)
+    (conflict,) = mt.conflicts()
+    edited = note.replace("size is 50.", "size is 50 (until May).")
+    (root / "bank/ops/db.md").write_text(edited, encoding="utf-8")
+    _, outcome = mt.resolve_conflict(conflict.id, "new")
+    assert "already changed or removed" in outcome and "nothing removed" in outcome
+    assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == edited

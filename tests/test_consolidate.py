@@ -152,7 +152,7 @@ def _dupes(tmp_path: Path) -> Path:
     )
 
 
-def test_consolidate_merges_near_duplicates_within_a_bank(tmp_path: Path) -> None:
+def test_consolidate_merges_near_duplicates_within_a_note(tmp_path: Path) -> None:
     root = _dupes(tmp_path)
     mt = MemTree(root, refresh_interval=0)
     before = snapshot(root)
@@ -164,19 +164,42 @@ def test_consolidate_merges_near_duplicates_within_a_bank(tmp_path: Path) -> Non
         (m.keep.entry.meta.id, sorted(d.entry.meta.id for d in m.drop)) for m in dry.merges
     ]
     (merge,) = report.merges
-    assert merge.keep.entry.meta.id == "e-d"  # the longest content is kept
+    assert merge.keep.entry.meta.id == "e-d" and [d.entry.meta.id for d in merge.drop] == ["e-c"]  # the longest
     pool = (root / "bank/infra/pool.md").read_text(encoding="utf-8")
-    redis = (root / "bank/infra/redis.md").read_text(encoding="utf-8")
-    assert "id=e-a" not in redis and "배포는 금요일" in redis
     (kept,) = [ln for ln in pool.splitlines() if "id=e-d" in ln]
-    assert set(kept.split("tags=")[1].split(";")[0].split(",")) == {"O", "B", "S"}  # tags united
-    assert set(kept.split("merged=")[1].split(" ")[0].split(",")) == {"e-a", "e-c", "e-old"}
+    assert set(kept.split("tags=")[1].split(";")[0].split(",")) == {"O", "S"}  # tags united
+    assert set(kept.split("merged=")[1].split(" ")[0].split(",")) == {"e-c", "e-old"}
     assert "id=e-c" not in pool
-    # another bank's copy is its own knowledge
-    assert "Redis 연결 풀" in (root / "bank/other/redis.md").read_text(encoding="utf-8")
+    # the same text in another note of the bank, or in another bank, is that note's own knowledge
+    for path in ("bank/infra/redis.md", "bank/other/redis.md"):
+        assert (root / path).read_bytes() == before[path]
     state = consolidate.last_run(root)
-    assert state is not None and state["merged"] == 2 and state["error"] is None
+    assert state is not None and state["merged"] == 1 and state["error"] is None
     assert mt.consolidate().merges == ()  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("rule", "louder"),
+    [
+        ("배포는 금요일에 하지 않는다.", "배포는 금요일에 하지 않는다!!"),
+        ("Never deploy on a Friday.", "Never deploy on a Friday!!"),
+    ],
+)
+def test_a_fact_in_two_notes_stays_in_both_and_merges_within_one(tmp_path: Path, rule: str, louder: str) -> None:
+    # Why: issue 12 — the longer copy in meetings.md took the deploy note's rule away
+    deploy = f"# 배포\n\n- 스테이징은 매일 배포한다\n- {rule}\n"
+    meetings = f"# 회의\n\n- 주간 회의는 월요일 10시\n- {louder}\n- {rule}\n"
+    root = write_root(tmp_path, {"bank/work/deploy.md": deploy, "bank/work/meetings.md": meetings})
+    dry = MemTree(root, refresh_interval=0).consolidate(dry_run=True)
+    report = MemTree(root, refresh_interval=0).consolidate(now=NOW)
+    for r in (dry, report):
+        (merge,) = r.merges
+        assert {merge.keep.path, *(d.path for d in merge.drop)} == {"bank/work/meetings.md"}
+    assert (root / "bank/work/deploy.md").read_text(encoding="utf-8") == deploy
+    assert not (root / "bank/_archive/work/deploy.md").exists()
+    after = (root / "bank/work/meetings.md").read_text(encoding="utf-8")
+    assert f"- {louder}\n" in after and f"- {rule}\n" not in after
+    assert f"- {rule}" in (root / "bank/_archive/work/meetings.md").read_text(encoding="utf-8")
 
 
 def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
@@ -237,9 +260,9 @@ def test_consolidate_cli(tmp_path: Path) -> None:
     dry = runner.invoke(app, ["consolidate", "--root", str(root), "--dry-run", "--json"])
     assert dry.exit_code == 0, dry.output
     data = json.loads(dry.stdout)
-    assert data["dry_run"] and len(data["merges"]) == 1 and len(data["merges"][0]["merged"]) == 2
+    assert data["dry_run"] and len(data["merges"]) == 1 and len(data["merges"][0]["merged"]) == 1
     done = runner.invoke(app, ["consolidate", "--root", str(root)])
-    assert done.exit_code == 0 and "2 entries merged in 1 groups" in done.stdout
+    assert done.exit_code == 0 and "1 entry merged in 1 groups" in done.stdout
 
 
 # --- never two facts in one: the guard, the labelled look-alikes, the archive, read-only roots ---
@@ -348,14 +371,13 @@ def test_consolidate_merges_no_labelled_distinct_pair_and_loses_no_text(tmp_path
 def test_a_merged_away_text_is_kept_in_bank_archive(tmp_path: Path) -> None:
     root = _dupes(tmp_path)
     MemTree(root, refresh_interval=0).consolidate(now=NOW)
-    redis = (root / "bank/_archive/infra/redis.md").read_text(encoding="utf-8")
     pool = (root / "bank/_archive/infra/pool.md").read_text(encoding="utf-8")
-    assert redis.startswith("# Archived from bank/infra/redis.md\n")
-    assert "- Redis 연결 풀은 50으로 올려야 안정적이다 <!-- memtree: id=e-a; tags=B -->" in redis
+    assert pool.startswith("# Archived from bank/infra/pool.md\n")
     assert "- Redis 연결 풀은 50으로 올려야 안정적이다. <!-- memtree: id=e-c; tags=S; merged=e-old -->" in pool
     stamp = time.strftime("%Y-%m-%d", time.localtime(NOW))
-    assert f"archived={stamp}; from=bank/infra/redis.md:3-3; why=merged into e-d bank/infra/pool.md:4" in redis
-    assert "배포는 금요일" not in redis  # only the merged-away entry moves
+    assert f"archived={stamp}; from=bank/infra/pool.md:3-3; why=merged into e-d bank/infra/pool.md:4" in pool
+    assert "id=e-d" not in pool  # only the merged-away entry moves
+    assert not (root / "bank/_archive/infra/redis.md").exists()  # nothing of the other note moved
     hits = MemTree(root, refresh_interval=0).search("Redis 연결 풀 안정적").hits
     assert hits and not [h for h in hits if "_archive" in h.path]  # search never reads bank/_archive/
 
@@ -368,13 +390,12 @@ def test_dry_run_writes_nothing_and_shows_both_texts(tmp_path: Path) -> None:
     assert human.exit_code == 0, human.output
     assert "keep: Redis 연결 풀은 50으로 올려야 안정적이다 확실히" in human.stdout
     assert "drop: Redis 연결 풀은 50으로 올려야 안정적이다.  (→ bank/_archive/infra/pool.md)" in human.stdout
-    assert "drop: Redis 연결 풀은 50으로 올려야 안정적이다  (→ bank/_archive/infra/redis.md)" in human.stdout
+    assert "bank/infra/redis.md" not in human.stdout
     data = json.loads(runner.invoke(app, ["consolidate", "--root", str(root), "--dry-run", "--json"]).stdout)
     (merge,) = data["merges"]
     assert merge["keep"]["text"] == "Redis 연결 풀은 50으로 올려야 안정적이다 확실히"
     assert {(d["text"], d["archive"]) for d in merge["merged"]} == {
         ("Redis 연결 풀은 50으로 올려야 안정적이다.", "bank/_archive/infra/pool.md"),
-        ("Redis 연결 풀은 50으로 올려야 안정적이다", "bank/_archive/infra/redis.md"),
     }
     assert snapshot(root) == before and not (root / "bank/_archive").exists()
     assert not (root / ".memtree/consolidate.json").exists()
