@@ -305,8 +305,10 @@ def _repeat_confidence(count: int) -> float:
 
 def _candidate(entries: Sequence[LogLine], rule: str, confidence: float, idx: list[int]) -> Candidate:
     picked = [entries[i] for i in idx]
-    if rule == "repetitive" and len(idx) >= REPEAT_MIN and idx != list(range(idx[0], idx[-1] + 1)):
-        # The clearest telling of a chore is the line that says it repeats; else its first occurrence.
+    if rule == "repetitive" and len(idx) >= REPEAT_MIN:
+        # Why one telling, not every occurrence joined: three lines of "cleared the cache by hand"
+        # read as one long, repetitive entry. The clearest telling of a chore is the line that
+        # says it repeats; else its first occurrence.
         best = next((e for e in picked if _CHORE_EXPLICIT.search(e.text)), picked[0])
         text = f"Repeated manual step ({len(idx)}×): {best.text}"
     else:

@@ -8,6 +8,7 @@ other. The text is sanitized first, like every write.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,9 @@ from .config import Settings
 from .errors import QueryError
 
 MEMORY_TIER = "memory"
+# Why: "14:20 배포 끝" logged at 14:47 tells when it happened; stamping 14:47 in front of it would
+# give the line two times. Only a real clock time followed by a space (or nothing) counts.
+_LEADING_TIME = re.compile(r"^(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -34,17 +38,28 @@ def log_path(now: datetime) -> str:
     return f"{MEMORY_TIER}/{now:%Y-%m-%d}.md"
 
 
+def leading_time(text: str) -> tuple[str | None, str]:
+    """``"9:05 배포 끝"`` → ``("09:05", "배포 끝")``; text that does not start with a clock time → ``(None, text)``."""
+    m = _LEADING_TIME.match(text)
+    if m is None:
+        return None, text
+    return f"{int(m.group('h')):02d}:{m.group('m')}", text[m.end() :].strip()
+
+
 def append(root: Path, raw: str, settings: Settings, now: datetime, source: str = "manual") -> Logged:
-    """Sanitize ``raw`` and append it to today's log as `- HH:MM text`; returns where it went."""
-    body = raw.strip()
+    """Sanitize ``raw`` and append it to today's log as `- HH:MM text`; returns where it went.
+
+    HH:MM is ``now``'s time, or the time the text starts with (`"14:20 배포 끝"`): the entry's own.
+    """
+    stated, body = leading_time(raw.strip())
     if not body:
-        raise QueryError("nothing to log: the text is empty")
+        raise QueryError(f"nothing to log: the text is {'only a time, ' + stated if stated else 'empty'}")
     limit = retain.MANUAL_MAX_CHARS if source == "manual" else retain.AUTO_MAX_CHARS
     if len(body) > limit:
         raise QueryError(f"the text has {len(body):,} characters; {source} log lines take at most {limit:,}")
     clean = retain.sanitizer_for(settings).sanitize(body)
     lines = clean.text.split("\n")
-    entry = f"- {now:%H:%M} " + "\n  ".join(ln.rstrip() for ln in lines) + "\n"
+    entry = f"- {stated or format(now, '%H:%M')} " + "\n  ".join(ln.rstrip() for ln in lines) + "\n"
     rel = log_path(now)
     path = store.inside(root, rel)  # memory/ behind a symlink out of the root is refused
     try:

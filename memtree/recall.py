@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from . import entries, store, text
-from .aging import Aged
+from .aging import ARCHIVE_DIR, Aged, survey
+from .errors import OutsideRoot
+from .usage import Usage
 
 HOT_FILE = "recall/hot.md"
 STATE_FILE = "recall.json"
@@ -67,8 +70,43 @@ def source_of(meta: entries.EntryMeta) -> tuple[str, tuple[int, int]] | None:
     return path, (int(start), int(end))
 
 
-def read(root: Path) -> list[Excerpt]:
-    """The excerpts now in recall/hot.md (lines memtree did not write are ignored)."""
+def read(
+    root: Path, recalls: Callable[[tuple[str, ...]], int] | None = None, now: float | None = None
+) -> list[Excerpt]:
+    """The excerpts now in recall/hot.md, each with its source entry's recalls and weight now.
+
+    The numbers are the ones `recall sync` and `decay` show: the source entry is found by its
+    words (``sha``) and counted under all its usage keys by :func:`memtree.aging.survey`. An
+    excerpt whose source changed or vanished counts under its own ``key``. ``recalls`` is a usage
+    lookup (``Usage.retrievals()``); without one, the counts saved in .memtree/usage.json.
+    """
+    current = _parse(root)
+    if not current:
+        return current
+    lookup = Usage(root).retrievals() if recalls is None else recalls
+    sources = {ex.path for ex in current if _is_bank_note(root, ex.path)}
+    by_content = {(a.path, a.sha): a for a in survey(root, sources, lookup, now)}
+    return [
+        _refreshed(ex, by_content[(ex.path, ex.sha)])
+        if (ex.path, ex.sha) in by_content
+        else replace(ex, recalls=lookup((ex.key,)) if ex.key else 0)
+        for ex in current
+    ]
+
+
+def _is_bank_note(root: Path, path: str) -> bool:
+    """Whether an excerpt's ``from=`` names a live bank note inside the root (hot.md may be hand-edited)."""
+    if not path.startswith("bank/") or path.startswith(ARCHIVE_DIR + "/"):
+        return False
+    try:
+        store.inside(root, path)
+    except OutsideRoot:
+        return False
+    return True
+
+
+def _parse(root: Path) -> list[Excerpt]:
+    """The excerpts as written in recall/hot.md, uncounted (lines memtree did not write are ignored)."""
     try:
         note = store.read_note(root / HOT_FILE)
     except (OSError, UnicodeDecodeError):
@@ -95,7 +133,7 @@ class Sync:
 
 def plan(root: Path, aged: list[Aged], promote_after: int, budget: int, excerpt_chars: int) -> Sync:
     """Reconcile recall/hot.md against the bank's entries (``aged``: memtree.aging.survey)."""
-    current = read(root)
+    current = _parse(root)
     by_content = {(a.path, a.sha): a for a in aged}
     kept: list[Excerpt] = []
     dropped: list[tuple[Excerpt, str]] = []
@@ -164,7 +202,7 @@ def write(root: Path, sync: Sync) -> None:
 
 def status(root: Path, budget: int) -> dict[str, Any]:
     """recall/ now (excerpts, tokens, budget) and the last sync's promotions, drops and evictions."""
-    now = read(root)
+    now = _parse(root)
     tokens = sum(text.estimate_tokens(ex.text) for ex in now)
     try:
         last = orjson.loads((root / store.STATE_DIR / STATE_FILE).read_bytes())

@@ -142,12 +142,11 @@ def run(
             continue
         lines += parse_log(rel, body)
     candidates = detect(lines)  # all logs at once: a chore repeated across days is one candidate
+    # Why no notice without a command: rules alone is the default, nothing for a user to fix.
     if llm_command:
         candidates, failure = llm_rescore(llm_command, candidates)
         if failure:
             notices.append(failure)
-    else:
-        notices.append("no distill.llm_command set: rules alone decided")
     seen = known_provenance(mt.root)
     proposals: list[Proposal] = []
     written = 0

@@ -114,6 +114,27 @@ def test_chore_repeated_three_times_across_files_is_one_candidate() -> None:
     assert (c.section, c.type) == ("WORKFLOW", "TRICK")
 
 
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        (
+            "- 09:20 `.memtree/` 수동 삭제.\n- 09:40 또 `.memtree/` 수동 삭제.\n- 10:00 `.memtree/` 손으로 지움.",
+            "또 `.memtree/` 수동 삭제.",
+        ),
+        (
+            "- 09:20 Cleared the CDN cache by hand.\n- 11:00 Cleared the CDN cache by hand again after the deploy."
+            "\n- 15:00 Had to clear the CDN cache by hand.",
+            "Cleared the CDN cache by hand again after the deploy.",
+        ),
+    ],
+)
+def test_a_chore_on_consecutive_lines_is_told_once_not_joined(text: str, told: str) -> None:
+    [c] = detect(parse_log("memory/a.md", text))
+    assert c.rule == "repetitive" and c.text == f"Repeated manual step (3×): {told}"
+    assert c.source == (("memory/a.md", 1), ("memory/a.md", 2), ("memory/a.md", 3))
+    assert c.score >= MIN_SCORE
+
+
 def test_one_candidate_per_line_retry_beats_error_fix() -> None:
     text = "- 10:00 `OSError` on upload. Retrying didn't work. A new token didn't work. Raising the limit fixed it."
     assert rules_of(text) == ["retry_success"]

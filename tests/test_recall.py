@@ -126,3 +126,41 @@ def test_dry_run_and_cli(tmp_path: Path) -> None:
     listed = runner.invoke(app, ["recall", "--root", str(root), "--json"])
     data = json.loads(listed.stdout)
     assert data["excerpts"] == 1 and data["items"][0]["lines"] == [3, 3]
+
+
+def test_the_listing_counts_recalls_as_sync_and_decay_do(tmp_path: Path) -> None:
+    # the entry counts the recalls of an id merged into it too: 3 under e-redis, 4 under e-old
+    merged = NOTE.replace("id=e-redis", "id=e-redis; merged=e-old")
+    root = write_root(tmp_path, {"bank/infra/ops.md": merged})
+    mt = MemTree(root, refresh_interval=0)
+    _recall(mt, "Redis 연결 풀", 3)
+    mt._usage_counter().retrieved(["e-old"])  # a search bumps both ids; e-old once more
+    mt._usage_counter().flush()
+    runner = CliRunner()
+    synced = json.loads(runner.invoke(app, ["recall", "sync", "--root", str(root), "--json"]).stdout)
+    assert [(p["lines"], p["recalls"]) for p in synced["promoted"]] == [([3, 3], 4)]
+    kept = json.loads(runner.invoke(app, ["recall", "sync", "--root", str(root), "--json"]).stdout)["kept"]
+    decayed = json.loads(runner.invoke(app, ["decay", "--all", "--root", str(root), "--json"]).stdout)["entries"]
+    listed = json.loads(runner.invoke(app, ["recall", "--root", str(root), "--json"]).stdout)["items"]
+    assert [x["recalls"] for x in listed] == [x["recalls"] for x in kept] == [4]
+    assert [a["recalls"] for a in decayed if a["id"] == "e-redis"] == [4]
+    assert [x["lines"] for x in listed] == [[3, 3]]
+
+
+def test_an_excerpt_whose_source_changed_counts_under_its_key_and_a_foreign_path_is_not_read(tmp_path: Path) -> None:
+    root = _root(tmp_path, "recall:\n  promote_after: 1\n")
+    mt = MemTree(root, refresh_interval=0)
+    _recall(mt, "Redis 연결 풀", 2)
+    mt.recall_sync()
+    hot = root / recall.HOT_FILE
+    hot.write_text(
+        hot.read_text(encoding="utf-8") + "- 밖의 파일 <!-- memtree: from=../outside.md:1-1; sha=abc; key=e-x -->\n",
+        encoding="utf-8",
+    )
+    (root / "bank/infra/ops.md").write_text(NOTE.replace("50으로", "100으로"), encoding="utf-8")
+    counts = {"e-redis": 2, "e-x": 7}
+    found = recall.read(root, lambda keys: max(counts.get(k, 0) for k in keys))
+    assert [(ex.path, ex.key, ex.recalls) for ex in found] == [
+        ("bank/infra/ops.md", "e-redis", 2),
+        ("../outside.md", "e-x", 7),
+    ]

@@ -32,7 +32,7 @@ def test_a_run_writes_auto_entries_that_name_their_log_lines(sample_root: Path) 
     origins = {e.meta.extra.get("from") for e in auto}
     assert {p.provenance for p in written} <= origins
     assert any("pnpm" in e.content for e in auto)  # the first-use-of-a-tool line of the sample log
-    assert any("no distill.llm_command" in n for n in report.notices)
+    assert report.notices == ()  # no llm_command is the default: nothing to warn about
 
 
 def test_distilling_twice_writes_nothing_new(sample_root: Path) -> None:
@@ -87,6 +87,12 @@ def test_an_llm_command_rescores_and_a_failing_one_leaves_the_rules(sample_root:
     failing = MemTree(sample_root).distill(dry_run=True)
     assert any("llm_command failed" in n for n in failing.notices)
     assert any(p.candidate.score > 50 for p in failing.proposals)
+
+
+def test_a_run_without_an_llm_command_says_nothing_on_stderr(sample_root: Path) -> None:
+    result = CliRunner().invoke(app, ["distill", "--root", str(sample_root), "--dry-run"])
+    assert result.exit_code == 0 and "candidates" in result.stdout
+    assert result.stderr == ""
 
 
 def test_the_cli_prints_one_line_per_candidate_and_json(sample_root: Path) -> None:
