@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli import JsonOption, RootOption, _dump, _errors, _fail, _open, app
+from .cli import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
 from .render import printable
 
 
@@ -71,11 +71,19 @@ def distill(
 def export(
     bank: Annotated[str | None, typer.Option("--bank", help="Only this bank (a top-level folder of bank/).")] = None,
     root: RootOption = None,
+    json: Annotated[  # every command takes --json; this one's output is JSON either way
+        bool, typer.Option("--json", help="Accepted like everywhere: the export is always one JSON document.")
+    ] = False,
 ) -> None:
-    """Print every bank entry with its metadata, and the tree's nodes, as one JSON document."""
-    from .exchange import dumps
+    """Print the memory as one JSON document: every bank entry with its metadata, the tree's nodes,
+    and the whole text of every tracked note, tree-index.json and conflicts.json (a backup)."""
+    from .exchange import dumps, size_warning
 
-    sys.stdout.buffer.write(dumps(_open(root).export(bank)))
+    data = dumps(_open(root).export(bank))
+    sys.stdout.buffer.write(data)
+    warning = size_warning(data)
+    if warning:
+        sys.stderr.write(f"memtree: warning: {warning}\n")
 
 
 @app.command("import")
@@ -86,7 +94,8 @@ def import_(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Import an export document (≤ 10 MB): validated whole, sanitized, deduplicated, metadata kept."""
+    """Import an export document (≤ 10 MB): validated whole, sanitized; into an empty root every file
+    comes back as it was, into any other the entries merge (deduplicated, metadata kept)."""
     if file == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -101,7 +110,10 @@ def import_(
     verb = "would write" if dry_run else "wrote"
     print(
         f"{verb} {result.written} entries ({result.skipped} already there) into {len(result.notes)} notes; "
-        f"{len(result.nodes_added)} nodes added" + (f"; {result.redacted} redactions" if result.redacted else "")
+        f"{len(result.nodes_added)} nodes added"
+        + (f"; {len(result.restored)} files restored whole" if result.restored else "")
+        + (f"; {result.conflicts_added} open conflicts added" if result.conflicts_added else "")
+        + (f"; {result.redacted} redactions" if result.redacted else "")
     )
 
 
@@ -131,25 +143,40 @@ def banks(ctx: typer.Context, root: RootOption = None, json: JsonOption = False)
         print(printable(f"{b.name:<24} {b.notes:>5} notes {b.entries:>6} entries {b.bytes:>10,} bytes  {state}"))
 
 
-def _switch(name: str, root: Path | None, enabled: bool) -> None:
+def _switch(ctx: typer.Context, name: str, root: Path | None, json: bool, enabled: bool) -> None:
     from .banks import set_enabled
 
+    root, json = _from_group(ctx, "root", root), _from_group(ctx, "json", json)
     disabled = set_enabled(_open(root).root, name, enabled)
-    print(f"bank {name} {'enabled' if enabled else 'disabled'}; disabled banks: {', '.join(disabled) or 'none'}")
+    if json:
+        _dump({"bank": name, "enabled": enabled, "disabled": list(disabled)})
+        return
+    state = "enabled" if enabled else "disabled"
+    print(printable(f"bank {name} {state}; disabled banks: {', '.join(disabled) or 'none'}"))
 
 
 @banks_app.command("disable")
 @_errors
-def disable(name: Annotated[str, typer.Argument(help="The bank to leave out.")], root: RootOption = None) -> None:
+def disable(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The bank to leave out.")],
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
     """Leave a bank out of search and context (written to memtree.yaml)."""
-    _switch(name, root, False)
+    _switch(ctx, name, root, json, False)
 
 
 @banks_app.command("enable")
 @_errors
-def enable(name: Annotated[str, typer.Argument(help="The bank to search again.")], root: RootOption = None) -> None:
+def enable(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The bank to search again.")],
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
     """Search a disabled bank again (written to memtree.yaml)."""
-    _switch(name, root, True)
+    _switch(ctx, name, root, json, True)
 
 
 def _aged_json(a: Any) -> dict[str, Any]:
@@ -294,11 +321,13 @@ def recall(ctx: typer.Context, root: RootOption = None, json: JsonOption = False
 @recall_app.command("sync")
 @_errors
 def recall_sync(
+    ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
     """Drop stale excerpts, promote entries recalled ≥ recall.promote_after times, evict past the budget."""
+    root, json = _from_group(ctx, "root", root), _from_group(ctx, "json", json)
     sync = _open(root).recall_sync(dry_run=dry_run)
     if json:
         _dump(

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli import JsonOption, RootOption, _dump, _errors, _fail, _open, app
+from .cli import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
 from .errors import QueryError
 from .render import printable
 
@@ -160,12 +160,14 @@ def _scan(root: Path | None, json: bool, record: bool) -> None:
 @conflicts_app.command("resolve")
 @_errors
 def resolve(
+    ctx: typer.Context,
     conflict_id: Annotated[str, typer.Argument(help="The conflict's id (c-…).")],
     keep: Annotated[str, typer.Option("--keep", help="new, old or both.")] = "",
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
     """Settle a conflict: keep the new entry, the old one, or both."""
+    root, json = _from_group(ctx, "root", root), _from_group(ctx, "json", json)
     if not keep:
         raise _fail("error: say which to keep: --keep new|old|both")
     settled, outcome = _open(root).resolve_conflict(conflict_id, keep)
@@ -240,14 +242,29 @@ def check(
 def watch(
     no_split: Annotated[bool, typer.Option("--no-split", help="Only re-index; do not split notes.")] = False,
     root: RootOption = None,
+    json: Annotated[
+        bool, typer.Option("--json", help='One JSON object a line for each action: {"time", "level", "message"}.')
+    ] = False,
 ) -> None:
     """Re-index notes as they are edited (and split ones that grow too big) until Ctrl-C or SIGTERM."""
     from datetime import datetime
 
+    import orjson
+
     from .watch import Watcher, stopping_on_signals
 
     def log(line: str) -> None:
-        print(printable(f"{datetime.now():%H:%M:%S} {line}"), flush=True)
+        now = datetime.now().astimezone()
+        if json:
+            level, _, rest = line.partition(": ")
+            if level not in ("warning", "error"):
+                level, rest = "info", line
+            out = sys.stdout.buffer
+            out.write(orjson.dumps({"time": now.isoformat(timespec="seconds"), "level": level, "message": rest}))
+            out.write(b"\n")
+            out.flush()
+        else:
+            print(printable(f"{now:%H:%M:%S} {line}"), flush=True)
 
     watcher = Watcher(_open(root), log, split=not no_split)
     # a second Ctrl-C interrupts a slow stop: still exit 0, run()'s finally has stopped the observer

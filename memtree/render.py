@@ -4,18 +4,26 @@ Everything a person reads passes through ``printable`` first: note text is untru
 escape sequence in it (``ESC]0;title BEL``, ``ESC[2J``) must not reach the terminal. Every step
 over a hit's text is linear and bounded: a hit on one 10 MB line shows a snippet as fast as a
 hit on a short one.
+
+On a terminal rich lays the output out as it likes. Piped (stdout not a terminal) every line is
+printed whole and without trailing padding, so ``grep`` and an agent see each hit and each
+``--explain`` sum on one line. ``NO_COLOR`` drops every style, bold included.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import time
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Literal
 
 from . import text
 from .entries import strip_meta
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from .api import Status
     from .search import Hit, SearchResult
 
@@ -26,6 +34,12 @@ so only a hit on one huge line (whose text is that whole line) is cut short, and
 10 MB per hit would take seconds."""
 SHOWN_LINE_CHARS = 2_000
 """With --budget, a line of a hit's text longer than this is cut, with a note saying how to see it all."""
+PIPED_WIDTH = 100_000
+"""Console width when stdout is not a terminal: wide enough that a table never wraps a hit."""
+PIPED_RULE_WIDTH = 80
+"""Width of the rule above each hit's text when piped (a rule spans the whole console width)."""
+_PADDING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)(?=\n)")
+"""Spaces at the end of a line, before any closing style codes (FORCE_COLOR output)."""
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 controls but tab and newline, DEL, and C1 controls (CSI, OSC, …)."""
 
@@ -33,6 +47,34 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def printable(s: str) -> str:
     """``s`` safe for a terminal: control characters (ESC, BEL, CR, C1 …) removed, newline and tab kept."""
     return _CONTROL.sub("", s)
+
+
+class _Unpadded:
+    """A text stream that drops the spaces rich pads lines with (each print is one write)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+
+    def write(self, s: str) -> int:
+        return self._out.write(_PADDING.sub(r"\1", s))
+
+    def flush(self) -> None:
+        self._out.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def console() -> Console:
+    """The console for human output: rich's own on a terminal; piped, unwrapped and unpadded lines."""
+    from rich.console import Console
+
+    # Why: rich honours NO_COLOR by dropping colours only, so bold and dim still reach the
+    # output; no colour system at all means no escape sequence of any kind (no-color.org: non-empty)
+    styles: Literal["auto"] | None = None if os.environ.get("NO_COLOR") else "auto"
+    if sys.stdout.isatty():
+        return Console(color_system=styles)
+    return Console(file=_Unpadded(sys.stdout), width=PIPED_WIDTH, soft_wrap=True, color_system=styles)  # type: ignore[arg-type]
 
 
 def highlighter(words: list[str]) -> re.Pattern[str] | None:
@@ -75,9 +117,9 @@ def snippet(hit: Hit) -> tuple[str, list[str]]:
 
 
 def shown_text(hit: Hit, max_chars: int = SHOWN_LINE_CHARS) -> str:
-    """A hit's text for the terminal: each line cut at ``max_chars``, with how much more there is."""
+    """A hit's text for a person: no metadata comments, each line cut at ``max_chars`` with how much more there is."""
     out = []
-    for line in hit.text.split("\n"):
+    for line in strip_meta(hit.text).split("\n"):
         if len(line) > max_chars:
             more, (a, b) = len(line) - max_chars, hit.lines
             line = f"{line[:max_chars]}… ({more:,} more characters; memtree get {hit.path}, lines {a}-{b})"
@@ -87,11 +129,11 @@ def shown_text(hit: Hit, max_chars: int = SHOWN_LINE_CHARS) -> str:
 
 def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
     """A table of hits; with ``explain`` the arithmetic of each; with ``show_text`` their text."""
-    from rich.console import Console
+    from rich.rule import Rule
     from rich.table import Table
     from rich.text import Text
 
-    console = Console()
+    out = console()
     if not result.hits:
         return
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, show_lines=False)
@@ -110,65 +152,76 @@ def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
         cell.append("\n")
         cell.append_text(shown)
         table.add_row(str(rank), f"{hit.score:.3f}", cell)
-    console.print(table)
+    out.print(table)
     if explain:
         tw, bw = result.weights.get("tree", 0.4), result.weights.get("bm25", 0.6)
-        console.print()
+        out.print()
         terms = ", ".join(f"{s.term} (df {s.df}, idf {s.idf:.2f})" for s in result.term_stats)
-        console.print(Text(printable(f"terms: {terms}")))
+        out.print(Text(printable(f"terms: {terms}")))
         for rank, hit in enumerate(result.hits, 1):
-            console.print(Text(printable(f"{rank}. {hit.explain(tw, bw)}")))
+            out.print(Text(printable(f"{rank}. {hit.explain(tw, bw)}")))
             detail = f"   matched: {', '.join(hit.matched) or '—'}"
             if hit.route:
                 detail += f"; routed by keywords: {', '.join(hit.route)}"
-            console.print(Text(printable(detail), style="dim"))
+            out.print(Text(printable(detail), style="dim"))
     if show_text:
         for rank, hit in enumerate(result.hits, 1):
             where = f"{rank}. {hit.path}:{hit.lines[0]}-{hit.lines[1]}"
-            console.rule(Text(printable(where) + (" (cut to budget)" if hit.truncated else "")))
-            console.print(Text(shown_text(hit)))
+            rule = Rule(Text(printable(where) + (" (cut to budget)" if hit.truncated else "")))
+            out.print(rule, width=None if out.is_terminal else PIPED_RULE_WIDTH)
+            out.print(Text(shown_text(hit)))
+
+
+def _safe(s: object) -> str:
+    """``s`` as literal text in a rich markup string: no control characters, no ``[tag]`` taken for markup."""
+    from rich.markup import escape
+
+    return escape(printable(str(s)))
 
 
 def print_status(st: Status, max_bytes: int) -> None:
     """Per-tier counts, oversized notes and index freshness."""
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
-    table = Table(title=printable(f"memtree status — {st.root}"), box=None, header_style="bold")
+    out = console()
+    table = Table(title=_safe(f"memtree status — {st.root}"), box=None, header_style="bold")
     for col in ("tier", "files", "bytes", "nodes", "chunks"):
         table.add_column(col, justify="left" if col == "tier" else "right")
     for tier, s in st.tiers.items():
         table.add_row(f"{tier}/", str(s.files), f"{s.bytes:,}", str(s.nodes), str(s.chunks))
-    console.print(table)
+    out.print(table)
     if st.banks:
-        console.print(
+        out.print(
             printable(
                 "banks: "
                 + ", ".join(
-                    f"{b.name} ({b.entries} entries, {b.bytes:,} B{'' if b.enabled else ', disabled'})"
+                    f"{escape(b.name)} ({b.entries} entries, {b.bytes:,} B{'' if b.enabled else ', disabled'})"
                     for b in st.banks
                 )
             )
         )
-    console.print(printable(f"tree nodes: {st.nodes}"))
+    out.print(printable(f"tree nodes: {st.nodes}"))
     if st.oversized:
-        console.print(
-            printable(f"[bold red]over {max_bytes:,} bytes[/]: " + ", ".join(f"{p} ({b:,} B)" for p, b in st.oversized))
+        out.print(
+            printable(
+                f"[bold red]over {max_bytes:,} bytes[/]: "
+                + ", ".join(f"{escape(p)} ({b:,} B)" for p, b in st.oversized)
+            )
         )
     else:
-        console.print(printable(f"no bank note over {max_bytes:,} bytes"))
+        out.print(printable(f"no bank note over {max_bytes:,} bytes"))
     for node_id, path in st.dangling:
-        console.print(
+        out.print(
             printable(
-                f"[bold red]node '{node_id}'[/] points to {path}, which does not exist "
+                f"[bold red]node '{escape(node_id)}'[/] points to {escape(path)}, which does not exist "
                 "(restore it, or run `memtree index` to drop the node)"
             )
         )
     if st.open_conflicts:
-        console.print(printable(f"[bold yellow]{st.open_conflicts} open conflict(s)[/]: see `memtree conflicts`"))
+        out.print(printable(f"[bold yellow]{st.open_conflicts} open conflict(s)[/]: see `memtree conflicts`"))
     if st.archive_candidates:
-        console.print(
+        out.print(
             printable(
                 f"[bold yellow]{st.archive_candidates} archive candidate(s)[/]: see `memtree decay`, "
                 "moved by `memtree decay --archive`"
@@ -178,22 +231,22 @@ def print_status(st: Status, max_bytes: int) -> None:
         r = st.recall
         line = f"recall/: {r['excerpts']} excerpts, {r['tokens']} of {r['budget']} tokens"
         if r.get("evicted"):
-            line += (
-                f"; [bold yellow]{len(r['evicted'])} evicted at the last reconcile[/] ({', '.join(r['evicted'][:3])})"
-            )
-        console.print(printable(line))
+            evicted = escape(", ".join(r["evicted"][:3]))
+            line += f"; [bold yellow]{len(r['evicted'])} evicted at the last reconcile[/] ({evicted})"
+        out.print(printable(line))
     sem = st.semantic or {}
     if sem.get("active"):
-        console.print(
+        out.print(
             printable(
-                f"semantic layer: on ({sem['model']}), {sem['with_vectors']} of {sem['chunks']} chunks have vectors"
+                f"semantic layer: on ({escape(str(sem['model']))}), "
+                f"{sem['with_vectors']} of {sem['chunks']} chunks have vectors"
                 + ("" if sem["with_vectors"] == sem["chunks"] else " (`memtree index --embed` adds the rest)")
             )
         )
     elif sem.get("notice"):
-        console.print(f"[bold yellow]{printable(sem['notice'])}[/]")
+        out.print(f"[bold yellow]{_safe(sem['notice'])}[/]")
     else:
-        console.print(
+        out.print(
             printable(
                 f"semantic layer: off (embed.enabled: {sem.get('enabled', 'auto')}; "
                 "`memtree index --embed` turns it on)"
@@ -201,31 +254,33 @@ def print_status(st: Status, max_bytes: int) -> None:
         )
     c = st.consolidation
     if c is None:
-        console.print("consolidation: never run here (`memtree consolidate`)")
+        out.print("consolidation: never run here (`memtree consolidate`)")
     else:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.get("finished", 0)))
-        outcome = f"[bold red]failed: {c['error']}[/]" if c.get("error") else f"merged {c.get('merged', 0)}"
-        console.print(printable(f"consolidation: last run {when}, {outcome}"))
+        outcome = (
+            f"[bold red]failed: {escape(str(c['error']))}[/]" if c.get("error") else f"merged {c.get('merged', 0)}"
+        )
+        out.print(printable(f"consolidation: last run {when}, {outcome}"))
         if c.get("last_error") and not c.get("error"):
-            console.print(printable(f"  last error: {c['last_error']}"))
+            out.print(_safe(f"  last error: {c['last_error']}"))
     if st.watcher is None:
-        console.print("watcher: never run here (`memtree watch`)")
+        out.print("watcher: never run here (`memtree watch`)")
     elif st.watcher.get("alive"):
-        console.print(
+        out.print(
             printable(
                 f"watcher: running (pid {st.watcher['pid']}, since {st.watcher['started']}, "
                 f"{st.watcher['actions']} actions, last heartbeat {st.watcher['age_s']} s ago)"
             )
         )
     else:
-        console.print(printable(f"[bold red]watcher: not running[/] (last heartbeat {st.watcher['age_s']} s ago)"))
+        out.print(printable(f"[bold red]watcher: not running[/] (last heartbeat {st.watcher['age_s']} s ago)"))
     if st.stale:
-        console.print(
+        out.print(
             printable(
                 f"index: {len(st.stale)} note(s) changed since the last index "
-                f"(refreshed by the next search or `memtree index`): {', '.join(st.stale[:5])}"
+                f"(refreshed by the next search or `memtree index`): {escape(', '.join(st.stale[:5]))}"
                 + (" …" if len(st.stale) > 5 else "")
             )
         )
     else:
-        console.print(printable(f"index: fresh (version {st.index_version})"))
+        out.print(printable(f"index: fresh (version {st.index_version})"))

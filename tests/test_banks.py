@@ -67,3 +67,21 @@ def test_cli_banks(sample_root: Path) -> None:
     assert "identity" in shown.stdout and "disabled" in shown.stdout
     bad = runner.invoke(app, ["banks", "disable", "a/b", "--root", str(sample_root)])
     assert bad.exit_code == 2 and bad.stderr.startswith("memtree: error:")
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["banks", "disable", "technical", "--json", "--root"],
+        ["banks", "--json", "disable", "technical", "--root"],
+        ["banks", "--json", "--root", "ROOT", "disable", "technical"],
+    ],
+)
+def test_banks_disable_and_enable_speak_json_wherever_the_flags_go(sample_root: Path, order: list[str]) -> None:
+    args = [str(sample_root) if a == "ROOT" else a for a in order] + ([] if "ROOT" in order else [str(sample_root)])
+    off = CliRunner().invoke(app, args)
+    assert off.exit_code == 0, off.stderr
+    assert json.loads(off.stdout) == {"bank": "technical", "enabled": False, "disabled": ["technical"]}
+    on = CliRunner().invoke(app, ["banks", "--json", "--root", str(sample_root), "enable", "technical"])
+    assert json.loads(on.stdout) == {"bank": "technical", "enabled": True, "disabled": []}
+    assert all(b.enabled for b in list_banks(sample_root))

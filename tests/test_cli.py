@@ -238,3 +238,75 @@ def test_usage_errors_are_one_line_with_the_hint(make_root: Callable[..., Path],
     assert done.returncode == 2
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("memtree: ") and needle in lines[0], done.stderr
+
+
+# --- output hygiene and flags (issue 12) -----------------------------------------------------------
+
+ENTRY_ID = "e-20260301-aaaa1111"
+OPS_NOTE = f"# 운영\n\n- Redis 커넥션 풀은 50개로 올렸다 <!-- memtree: id={ENTRY_ID}; kind=fact -->\n"
+HOT = f"# recall\n\n- Redis 커넥션 풀은 50개 <!-- memtree: from=bank/ops.md:3-3; sha=ab12; key={ENTRY_ID} -->\n"
+
+
+@pytest.mark.parametrize("tier", ["bank", "recall"])
+def test_hit_text_has_no_metadata_comments_and_ids_name_the_entries(make_root: Callable[..., Path], tier: str) -> None:
+    root = make_root({"bank/ops.md": OPS_NOTE, "recall/hot.md": HOT}, [node("ops", "bank/ops.md")])
+    for batch in (False, True):
+        args = ["search", "--batch", "--budget", "400"] if batch else ["search", "Redis 커넥션 풀", "--budget", "400"]
+        stdin = json.dumps({"id": 1, "query": "Redis 커넥션 풀"}, ensure_ascii=False) if batch else None
+        result = run(*args, "--tier", tier, "--json", "--root", str(root), stdin=stdin)
+        assert result.exit_code == 0, result.stderr
+        hit = json.loads(result.stdout.splitlines()[0] if batch else result.stdout)["hits"][0]
+        assert hit["tier"] == tier and "Redis 커넥션 풀은 50개" in hit["text"]
+        assert "<!--" not in hit["text"] and hit["ids"] == [ENTRY_ID]
+    human = run("search", "Redis 커넥션 풀", "--budget", "400", "--tier", tier, "--root", str(root))
+    assert "Redis 커넥션 풀은 50개" in human.stdout and "<!--" not in human.stdout
+
+
+def test_a_hand_written_hit_has_no_ids(sample_root: Path) -> None:
+    hit = json.loads(run("search", "크론 스케줄", "--root", str(sample_root), "--json").stdout)["hits"][0]
+    assert hit["ids"] == []
+
+
+def test_a_huge_query_is_quoted_by_a_few_words_and_a_count(make_root: Callable[..., Path]) -> None:
+    root = make_root(NOTE)
+    unknown = " ".join("xq" + "".join(chr(97 + (i // 26**p) % 26) for p in range(3)) for i in range(3000))
+    rejected = run("search", unknown, "--root", str(root))
+    assert rejected.exit_code == 1 and len(rejected.stderr.splitlines()) == 1
+    assert "(xqaaa, xqbaa, xqcaa, xqdaa, xqeaa, xqfaa, xqgaa, xqhaa … and " in rejected.stderr  # how many: capped
+    assert len(rejected.stderr) < 400
+    no_terms = assert_one_line_error(run("search", " ".join(["뭐야?"] * 20_000), "--root", str(root)))
+    assert "'뭐야? 뭐야? 뭐야? 뭐야? 뭐야? 뭐야? 뭐야? 뭐야? …' (20,000 words)" in no_terms and len(no_terms) < 400
+
+
+def test_help_keeps_square_brackets() -> None:
+    assert "'memtree[embed]'" in run("index", "--help").stdout
+
+
+def test_shell_completion_is_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "--install-completion" in run("--help").stdout
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    script = run("--show-completion", "bash")
+    assert script.exit_code == 0 and "complete" in script.stdout and "_COMPLETE" in script.stdout
+
+
+def test_init_takes_root_like_every_command(tmp_path: Path) -> None:
+    made = run("init", "--root", str(tmp_path / "메모리"), "--json")
+    assert made.exit_code == 0, made.stderr
+    assert "tree-index.json" in json.loads(made.stdout)["created"] and (tmp_path / "메모리/bank").is_dir()
+    same = run("init", str(tmp_path / "메모리"), "--root", str(tmp_path / "메모리"), "--json")
+    assert same.exit_code == 0 and json.loads(same.stdout)["created"] == []
+    assert_one_line_error(run("init", str(tmp_path / "a"), "--root", str(tmp_path / "b")), "not both")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_export_accepts_json(sample_root: Path) -> None:
+    plain = run("export", "--bank", "identity", "--root", str(sample_root))
+    flagged = run("export", "--bank", "identity", "--root", str(sample_root), "--json")
+    assert flagged.exit_code == 0, flagged.stderr
+    assert flagged.stdout == plain.stdout and json.loads(flagged.stdout)
+
+
+def test_group_options_count_for_the_subcommand(sample_root: Path) -> None:
+    synced = run("recall", "--json", "--root", str(sample_root), "sync", "--dry-run")
+    assert synced.exit_code == 0, synced.stderr
+    assert json.loads(synced.stdout)["dry_run"] is True

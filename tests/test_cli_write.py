@@ -425,6 +425,54 @@ def test_resolve_refuses_an_unknown_id_a_missing_keep_and_a_bad_keep(sample_root
     assert snapshot(sample_root) == before
 
 
+@pytest.mark.parametrize(
+    ("stale", "rest", "fresh"),
+    [
+        (
+            "PgBouncer max pool size is 50.",
+            "Backups run nightly at 02:00 UTC. The replica lives in eu-west-1.",
+            "PgBouncer max pool size was raised to 80",
+        ),
+        (
+            "Redis 커넥션 풀은 50개로 둔다.",
+            "백업은 매일 새벽 2시에 돈다. 레플리카는 서울 리전에 있다.",
+            "Redis 커넥션 풀은 80개로 늘렸다",
+        ),
+    ],
+)
+def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_written_paragraph(
+    make_root: Callable[..., Path], stale: str, rest: str, fresh: str
+) -> None:
+    # Why: issue 12 — `add` records the whole paragraph it compared with, and resolve deleted it all
+    root = make_root({"bank/ops/db.md": f"# DB\n\n{stale} {rest}\n\n- Staging uses one small instance.\n"})
+    added = add_json(root, fresh, "--to", "bank/ops/db.md")
+    assert added["decision"] == "conflict" and added["other"] == f"{stale} {rest}", added
+    before = (root / "bank/ops/db.md").read_text(encoding="utf-8")
+    result = run("conflicts", "resolve", added["conflict_id"], "--keep", "new", "--root", str(root), "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["outcome"].startswith(f"removed {stale!r} from bank/ops/db.md:3-3")
+    assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == before.replace(f"{stale} ", "")
+    assert json.loads(run("conflicts", "--root", str(root), "--json").stdout) == []
+
+
+def test_resolve_changes_nothing_when_no_sentence_of_a_paragraph_clearly_conflicts(
+    make_root: Callable[..., Path],
+) -> None:
+    from memtree import conflicts
+
+    paragraph = "배포는 금요일에 하지 않는다. 회의는 월요일 10시다."
+    root = make_root(
+        {"bank/ops/rules.md": f"# 규칙\n\n{paragraph}\n\n- 점심은 12시에 먹는다 <!-- memtree: id=e-1 -->\n"}
+    )
+    new = conflicts.Side("bank/ops/rules.md", "e-1", "점심은 12시에 먹는다")
+    old = conflicts.Side("bank/ops/rules.md", "", paragraph)
+    conflicts.save(root, [conflicts.OpenConflict("c-1", "2025-03-01T09:00:00+09:00", 0.51, new, old)])
+    before = snapshot(root)
+    line = assert_one_line_error(run("conflicts", "resolve", "c-1", "--keep", "new", "--root", str(root)))
+    assert "2 sentences" in line and "bank/ops/rules.md:3-3" in line and "nothing changed" in line
+    assert snapshot(root) == before  # the note untouched, the conflict still open
+
+
 def test_status_json_counts_open_conflicts(sample_root: Path) -> None:
     doc = json.loads(run("status", "--root", str(sample_root), "--json").stdout)
     assert doc["open_conflicts"] == 0 and "watcher" in doc and doc["watcher"] is None
@@ -544,3 +592,28 @@ def grow(note: Path, past: int = 10_240) -> str:
     text = grown(note, past, SECTION)
     note.write_text(text, encoding="utf-8")
     return text
+
+
+def test_watch_json_writes_one_object_a_line_for_each_action(
+    sample_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memtree.watch import Watcher
+
+    def run_once(self: Watcher) -> None:  # the actions a real run logs, without an observer
+        self.log(f"watching {self.root} (debounce 0.5 s)")
+        self._action("re-indexed bank/identity/values.md")
+        self.log("warning: bank/가치관.md: 읽을 수 없음")
+        self.log("stopped")
+
+    monkeypatch.setattr(Watcher, "run", run_once)
+    result = run("watch", "--json", "--root", str(sample_root))
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(o["level"], o["message"]) for o in lines[1:]] == [
+        ("info", "re-indexed bank/identity/values.md"),
+        ("warning", "bank/가치관.md: 읽을 수 없음"),
+        ("info", "stopped"),
+    ]
+    assert all(datetime.fromisoformat(o["time"]).tzinfo is not None for o in lines)
+    plain = run("watch", "--root", str(sample_root))
+    assert re.search(r"^\d\d:\d\d:\d\d re-indexed bank/identity/values.md$", plain.stdout, re.MULTILINE)

@@ -78,3 +78,36 @@ def test_get_and_search_strip_control_characters_but_json_keeps_them(make_root: 
         assert "정한다" in result.stdout and "\x1b" not in result.stdout and "\x07" not in result.stdout
     raw = CliRunner().invoke(app, ["get", "bank/v.md", "--json", "--root", str(root)])
     assert json.loads(raw.stdout)["text"] == f"# 가치관\n\n{HOSTILE}\n"
+
+
+# --- piped output, NO_COLOR, metadata comments (issue 12) ------------------------------------------
+
+LONG_ENTRY = "- Redis 커넥션 풀은 50개로 올렸다: 야간 배치가 풀을 모두 써 버려서 " + "대기열이 길어졌다 " * 12
+META = " <!-- memtree: id=e-20260301-aaaa1111; created=2026-03-01T09:00:00+09:00; kind=fact -->"
+
+
+def test_piped_output_is_unwrapped_and_unpadded(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/ops.md": f"# 운영\n\n{LONG_ENTRY}{META}\n"}, [node("ops", "bank/ops.md")])
+    result = CliRunner().invoke(app, ["search", "Redis 커넥션 풀", "--explain", "--budget", "500", "--root", str(root)])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.split("\n")
+    assert not [line for line in lines if line != line.rstrip()]  # no padding to the console width
+    assert any(line.strip() == LONG_ENTRY.strip() for line in lines)  # the whole entry on one line, twice
+    assert any("× decay" in line and "× scope 1 = " in line for line in lines)  # the sum and its result together
+    assert "<!-- memtree" not in result.stdout and "e-20260301-aaaa1111" not in result.stdout
+
+
+def test_no_color_drops_bold_too(sample_root: Path) -> None:
+    args = ["search", "가치관", "--root", str(sample_root)]
+    styled = CliRunner().invoke(app, args, env={"FORCE_COLOR": "1", "TERM": "xterm-256color", "NO_COLOR": ""})
+    assert "\x1b[1" in styled.stdout  # forced styles do reach a pipe: the check below can fail
+    plain = CliRunner().invoke(app, args, env={"FORCE_COLOR": "1", "TERM": "xterm-256color", "NO_COLOR": "1"})
+    assert plain.exit_code == 0 and "identity/values" in plain.stdout
+    assert "\x1b" not in plain.stdout
+
+
+def test_status_shows_brackets_in_names_as_written(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/[초안]/note.md": "# 초안\n\n- 가치관 메모\n"}, name="mem[bold]")
+    result = CliRunner().invoke(app, ["status", "--root", str(root)])
+    assert result.exit_code == 0, result.stderr
+    assert "mem[bold]" in result.stdout and "[초안] (1 entries" in result.stdout
