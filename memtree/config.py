@@ -34,6 +34,10 @@ ASIDE_WEIGHT = 0.3
 """Share of the BM25 score left to the words of a message's other clauses when one clause asks a
 question (memtree.evidence.boosts); chosen on the verbose KorQuAD set, reported on verbose LoCoMo
 (README, "Long prompts"). 1 turns it off."""
+QUERY_QUESTIONS = 4
+"""Question clauses of a chat message the semantic layer embeds at most (the longest); why: a pasted
+3,000-character prompt then costs a few short embeddings. A message with no question, or only
+questions, is embedded whole (memtree.semantic.query_texts)."""
 RECENCY_BOOST = 1.2
 SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
@@ -135,6 +139,7 @@ class EmbedSettings:
     fusion: str = "linear"  # linear: keyword_weight × keyword + semantic_weight × semantic; rrf
     min_similarity: float = 0.0  # τ: without keyword evidence a hit needs this cosine; 0 = the model's calibrated τ
     max_new: int = 256  # chunks a search may embed itself; past this, `memtree index --embed`
+    max_questions: int = QUERY_QUESTIONS  # a message's question clauses embedded at most (memtree.semantic)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@
     rrf:     blended = (1/(60 + rank_keyword) + 1/(60 + rank_semantic)) × 61/2     (max 1)
 
 ``semantic`` is the chunk's cosine min–max normalized over the searched chunks (the best is 1).
+A chat message that asks among other talk is embedded as its questions, each chunk taking its best
+cosine over them (``query_texts``); anything else is embedded whole.
 Then decay, recency and scope multiply it as they do the keyword score. Rejection: a search with
 no keyword evidence (coverage under search.reject_threshold) and no chunk whose cosine reaches
 ``embed.min_similarity`` returns nothing.
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import store
+from . import evidence, store
 from .entries import strip_meta
 
 if TYPE_CHECKING:
@@ -36,6 +38,22 @@ RRF_K = 60
 UNCALIBRATED = 1.01
 """τ for a model nobody calibrated: meaning alone never overrides keyword rejection."""
 VECTORS_DIR = "vectors"
+
+
+def query_texts(query: str, limit: int) -> list[str]:
+    """What a query is embedded as: the question clauses of a message that also says other things, else itself.
+
+    Why: an agent searches with the user's whole message; embedded whole, its greeting, context and
+    asides pull the vector off the question (verbose KorQuAD and LoCoMo, README "Semantic search").
+    Clauses are memtree.evidence's, and so is what asks. At most ``limit`` questions (the longest,
+    in message order), so a long prompt costs a few short embeddings; ``limit`` 0 embeds it whole.
+    """
+    parts = [p.strip() for p in evidence._CLAUSE_END.split(query) if p and p.strip()]
+    asking = [p for p in parts if evidence.is_question(p)]
+    if limit < 1 or not asking or len(asking) == len(parts):
+        return [query]
+    longest = set(sorted(range(len(asking)), key=lambda i: -len(asking[i]))[:limit])
+    return [p for i, p in enumerate(asking) if i in longest]
 
 
 def load(model_dir: str | None) -> Any:
@@ -178,10 +196,10 @@ class Layer:
             import numpy as np
 
             aligned = self.align(index, read_lines)
-            q = embedder.embed([query], kind="query")[0]
+            queries = embedder.embed(query_texts(query, self.settings.max_questions), kind="query")
             # Why einsum, not @: a BLAS product wakes OpenBLAS's spinning threads, which then fight ONNX
             # Runtime's for the cores: the next query embedding ran 2.5× slower (22 ms vs 8.6 on 2 cores)
-            cos = np.einsum("ij,j->i", aligned.matrix, q)
+            cos = np.einsum("ij,kj->ik", aligned.matrix, queries).max(axis=1)  # each chunk's best question
             segments = [seg for _, seg in index.segment_list()]
             ok = [allowed_files(seg) for seg in segments]
             key = tuple(id(files) for files in ok)  # Segment.files_in hands back one cached set per filter

@@ -193,3 +193,35 @@ def test_cli_json_carries_the_notice_and_keeps_exit_codes(tmp_path: Path, monkey
     assert missing.exit_code == 1
     embed = runner.invoke(app, ["index", "--embed", "--root", str(root)])
     assert embed.exit_code == 2 and "no model here" in embed.stderr
+
+
+def test_a_message_is_embedded_as_its_question_not_its_greeting(tmp_path: Path, embedder: ConceptEmbedder) -> None:
+    root = _root(tmp_path)
+    message = "Hello! Hello again, hello from the office. 테스트 성능을 어떻게 높일까?"
+    assert semantic.query_texts(message, 4) == ["테스트 성능을 어떻게 높일까?"]
+    # embedded whole, the greeting dilutes the meaning below the fake model's τ (0.5)
+    whole, chunk = embedder.embed([message, "pytest -x --timeout=60 makes the suite stop early and run faster"])
+    assert float(whole @ chunk) < embedder.min_similarity
+    assert MemTree(root, refresh_interval=0).search(message, semantic=False).rejected
+    result = MemTree(root, refresh_interval=0).search(message)
+    assert result.hits and result.hits[0].path == "bank/tools/pytest.md"
+    assert result.hits[0].signals["semantic"] >= embedder.min_similarity
+
+
+def test_a_plain_question_or_a_message_without_one_is_embedded_whole() -> None:
+    assert semantic.query_texts("테스트 성능을 어떻게 높일까?", 4) == ["테스트 성능을 어떻게 높일까?"]
+    remark = "Hi there. The deploy went fine today."
+    assert semantic.query_texts(remark, 4) == [remark]
+    assert semantic.query_texts("Hi there. When do we deploy?", 0) == ["Hi there. When do we deploy?"]
+
+
+def test_a_long_prompt_costs_a_bounded_number_of_query_embeddings(tmp_path: Path, embedder: ConceptEmbedder) -> None:
+    root = _root(tmp_path)
+    mt = MemTree(root, refresh_interval=0)
+    mt.search("배포 금요일")  # every chunk embedded once
+    embedder.calls.clear()
+    asides = " ".join(f"Question {i}: is item {i} still open? It was on the list." for i in range(50))
+    prompt = f"Hello! {asides} When do we deploy, on friday?"
+    assert len(prompt) > 2800
+    mt.search(prompt, cache=False)
+    assert embedder.calls == [4]  # the four longest questions, in one batch
