@@ -318,7 +318,10 @@ def _retain_once(
         note = snap.text
     except UnicodeDecodeError:
         raise QueryError(f"{target.path} is not UTF-8 text; memtree will not rewrite it") from None
-    existing = entries.parse_entries(note)
+    # Why only the same scope: "API deploys use blue-green" (project:api) and "Web deploys use
+    # blue-green" (project:web) are two true facts side by side, not a duplicate or a conflict
+    scope = "" if req.scope == "global" else req.scope
+    existing = [e for e in entries.parse_entries(note) if e.meta.scope == scope]
     match, score, identical = best_match(content, existing)
     if identical and match is not None:
         where = match.meta.id or f"lines {match.start}-{match.end}"

@@ -148,6 +148,8 @@ def run(
         file_routes.append(by_file)
     total_idf = sum(idfs) or 1.0
 
+    hidden: list[str] = []  # chunks the current scope hid: the reason says so, not "not searched"
+
     def evidenced(keyword: float | None, si: int, d: int, strengths: list[float]) -> _Evidence:
         """What a chunk holds of the query, before its text is read: blend, coverage, route."""
         seg = segments[si]
@@ -174,6 +176,7 @@ def run(
         keys = chunk_keys(path, chunk_text) if adjust is not None else ()
         factors = adjust.factors(path, chunk_text, keys) if adjust is not None else None
         if factors is None and adjust is not None:
+            hidden.append(path)
             return None  # out of the current scope
         cos = semantic.cos(ev.si, ev.d) if semantic is not None else None
         return _Candidate(*ev, path, chunk_text, keys, factors, cos)
@@ -208,7 +211,7 @@ def run(
     best_cov = max((c.coverage for c in ranked), default=0.0)
     confident_meaning = semantic is not None and semantic.confident(ranked)
     if not ranked or (best_cov < settings.reject_threshold and not confident_meaning):
-        reason = _reason(scored.stats, best_cov, settings.reject_threshold, had_candidates)
+        reason = _reason(scored.stats, best_cov, settings.reject_threshold, had_candidates, query, bool(hidden))
         if semantic is not None:
             reason += (
                 f"; nothing means it closely either (similarity {semantic.best:.2f}, needs {semantic.threshold:.2f})"
@@ -415,15 +418,30 @@ def quote_query(query: str) -> str:
     return f"{head + ' …'!r} ({len(words):,} word{'' if len(words) == 1 else 's'})"
 
 
-def _reason(stats: Sequence[bm25.TermStats], best: float, threshold: float, had_candidates: bool) -> str:
+def _reason(
+    stats: Sequence[bm25.TermStats],
+    best: float,
+    threshold: float,
+    had_candidates: bool,
+    query: str = "",
+    scoped_out: bool = False,
+) -> str:
+    # the user's own words, not the stems they were indexed as (blue-green, not blu)
+    words = dict(reversed(text.terms_with_surface(query))) if query else {}
+
+    def shown(terms: list[str]) -> str:
+        return quote_terms(list(dict.fromkeys(words.get(t, t) for t in terms if not t.startswith("@"))) or terms)
+
     missing = [st.term for st in stats if st.df == 0]
     if len(missing) == len(stats):
-        return f"no confident match: no term of the query occurs in memory ({quote_terms(missing)})"
+        return f"no confident match: no term of the query occurs in memory ({shown(missing)})"
     if not had_candidates:
-        found = quote_terms([st.term for st in stats if st.df])
+        found = shown([st.term for st in stats if st.df])
+        if scoped_out:
+            return f"no confident match: {found} occur only in entries outside the current scope (see --scope)"
         return (
             f"no confident match: {found} occur only in notes not searched "
             "(memory/ needs --tier memory or --tier all; disabled banks are left out)"
         )
-    tail = f"; not in memory: {quote_terms(missing)}" if missing else ""
+    tail = f"; not in memory: {shown(missing)}" if missing else ""
     return f"no confident match: the best chunk covers {best:.0%} of the query (needs {threshold:.0%}){tail}"

@@ -385,3 +385,17 @@ def test_a_deleted_note_is_skipped_with_a_warning_and_the_watcher_drops_its_node
     assert "technical/cron-design" not in treemod.load(sample_root).by_id
     assert any("dropped node technical/cron-design" in line for line in lines)
     assert not [w for w in mt.search("가치관").warnings if "cron-design" in w]
+
+
+def test_entries_of_two_scopes_in_one_small_note_neither_hide_nor_conflict(tmp_path: Path) -> None:
+    # issue 12 item 7: scope visibility is per entry; messages quote the words typed
+    root = facts_root(tmp_path)
+    mt = MemTree(root, refresh_interval=0)
+    mt.add("API deploys use blue-green", to="facts", scope="project:api")
+    decision = mt.add("Web deploys use blue-green", to="facts", scope="project:web")
+    assert type(decision).__name__ == "Created"  # another scope's entry is no duplicate, no conflict
+    assert not mt.conflicts()
+    hits = mt.search("blue-green deploys", scope="project:api").hits
+    assert hits and "API deploys" in hits[0].text and all("Web deploys" not in h.text for h in hits)
+    result = CliRunner().invoke(app, ["search", "web", "--scope", "project:api", "--root", str(root)])
+    assert result.exit_code == 1 and "outside the current scope" in result.stderr and "web" in result.stderr
