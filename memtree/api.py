@@ -300,7 +300,9 @@ class MemTree(Writing):
         # process's first query is scored in Python and the vectorized scorer takes over after it.
         vectorize = self._searches > 0 or "numpy" in sys.modules
         self._searches += 1
-        skip = tuple(f"bank/{b}/" for b in self.settings.disabled_banks)
+        from .banks import skipped
+
+        skip = skipped(self.settings.disabled_banks)
         sem = None
         layer = self._semantic_layer() if semantic is not False else None
         if layer is not None and (semantic or layer.wanted()):

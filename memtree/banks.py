@@ -13,6 +13,10 @@ from . import entries, store
 from .config import CONFIG_FILE, load_settings
 from .errors import ConfigError, QueryError
 
+LEGACY_NOTES = {"bank/inbox.md": "inbox"}
+"""Notes directly in bank/ that belong to a bank: the inbox of roots made before it had its own
+folder (bank/inbox/inbox.md). Their files are never moved; they are counted and named here."""
+
 
 @dataclass(frozen=True)
 class Bank:
@@ -32,9 +36,10 @@ def list_banks(root: Path) -> list[Bank]:
     counts: dict[str, list[int]] = {}
     for f in disk:
         parts = f.path.split("/")
-        if len(parts) < 3:
+        name = parts[1] if len(parts) >= 3 else LEGACY_NOTES.get(f.path)
+        if name is None:
             continue  # a note directly in bank/ belongs to no bank folder
-        c = counts.setdefault(parts[1], [0, 0, 0])
+        c = counts.setdefault(name, [0, 0, 0])
         c[0] += 1
         c[2] += f.size
         try:
@@ -51,7 +56,7 @@ def set_enabled(root: Path, name: str, enabled: bool) -> tuple[str, ...]:
     name = name.strip().strip("/")
     if not name or "/" in name:
         raise QueryError(f"{name!r} is not a bank name (a top-level folder of bank/)")
-    if not enabled and not (root / "bank" / name).is_dir():
+    if not enabled and not (root / "bank" / name).is_dir() and name not in {b.name for b in list_banks(root)}:
         known = ", ".join(b.name for b in list_banks(root)) or "none"
         raise QueryError(f"no bank {name!r} (banks: {known})")
     path = root / CONFIG_FILE
@@ -73,6 +78,11 @@ def set_enabled(root: Path, name: str, enabled: bool) -> tuple[str, ...]:
     with store.write_lock(root):
         store.rewrite(root, CONFIG_FILE, edited)
     return tuple(disabled)
+
+
+def skipped(disabled: tuple[str, ...]) -> tuple[str, ...]:
+    """Path prefixes search leaves out for the disabled banks (a legacy note directly in bank/ too)."""
+    return tuple(f"bank/{b}/" for b in disabled) + tuple(p for p, b in LEGACY_NOTES.items() if b in disabled)
 
 
 def _load(text: str, path: Path) -> dict[str, Any]:

@@ -52,6 +52,13 @@ DISTILL_MAX_WRITES = 20
 MERGE_THRESHOLD = 0.8
 CONFLICT_THRESHOLD = 0.5
 MERGE_STRATEGY = "keep_best"
+ROUTE_THRESHOLD = 0.15
+"""Untagged text goes to the best-routed note only if its route score (``tree_weight × tree +
+bm25_weight × coverage``, memtree.retain.route_blend) reaches this …"""
+ROUTE_MARGIN = 1.1
+"""… and beats the runner-up's by this factor; otherwise to the inbox. Both chosen with bench/routing.py
+on the even lines of tests/data/routing_labelled.jsonl, a wrong note costing twice an inbox miss
+(README, "Writing memory"); the old rule (tree score ≥ 0.25, margin 1.25) sent 47 of 57 to the inbox."""
 TAG_ROUTING_DEFAULTS = {
     "W": ("identity/values", ("가치관", "원칙", "판단기준")),
     "B": ("technical/cron-design", ("크론", "스케줄", "설계")),
@@ -105,11 +112,13 @@ class IndexSettings:
 
 @dataclass(frozen=True)
 class RetainSettings:
-    """retain.* keys: what `add` does with a new entry similar to an existing one."""
+    """retain.* keys: where `add` puts untagged text, and what it does with one similar to an entry."""
 
     merge_threshold: float = MERGE_THRESHOLD
     conflict_threshold: float = CONFLICT_THRESHOLD
     merge_strategy: str = MERGE_STRATEGY
+    route_threshold: float = ROUTE_THRESHOLD  # untagged text: least route score for a note, else the inbox
+    route_margin: float = ROUTE_MARGIN  # … and how many times the runner-up's score it must be
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .usage import Usage
 
 SPLIT_MIN_BYTES = 256
+BANK_TIER = frozenset({"bank"})
 """Smaller limits would cut notes into shreds of a line or two."""
 
 
@@ -74,6 +76,10 @@ class Writing:
         routes = {} if req.to is not None or req.tag is not None else self._route_scores(req.text)
         moment = now or datetime.now().astimezone()
         decision = retain.retain(self.root, req, tree, routes, self.settings, moment, dry_run)
+        created = retain.choose_target(req, tree, routes, self.settings).new_nodes  # pure: retain's own choice
+        if created and not isinstance(decision, retain.Duplicate):
+            # Why: a tag or --to naming a note that does not exist yet creates it; the decision says so
+            decision = replace(decision, new_nodes=tuple(n.id for n in created))
         if not dry_run and not isinstance(decision, retain.Duplicate):
             note = self.root / decision.path
             if note.stat().st_size > self.settings.split.max_bytes:
@@ -87,19 +93,43 @@ class Writing:
         return decision
 
     def _route_scores(self, text_: str) -> dict[str, float]:
-        """Tree route score of every note node for a text (how untagged text is routed)."""
+        """Route score of every note node for a text (how untagged text is routed; retain.route_blend)."""
+        from .retain import route_blend
+
+        tree_scores, coverage = self._route_signals(text_)
+        cfg = self.settings.search
+        return route_blend(tree_scores, coverage, cfg.tree_weight, cfg.bm25_weight)
+
+    def _route_signals(self, text_: str) -> tuple[dict[str, float], dict[str, float]]:
+        """Per note node: the tree's keyword route score, and the share of the text its best chunk covers.
+
+        Coverage is a chunk's BM25 evidence (Σ idf × match strength of the text's words it holds)
+        over the text's Σ idf, with the statistics of bank/ alone: the text is about to join a note.
+        """
         from . import bm25
         from .routing import route
 
         qterms = text.query_terms(text_)
         if not qterms:
-            return {}
+            return {}, {}
         tree = self._parsed_tree()
         if self._keywords is None:
             self._keywords = self._keyword_index(tree)
-        stats = bm25.score([s for _, s in self._index.segment_list()], qterms, cache=self._index.term_cache).stats
-        routes = route(self._keywords, qterms, [st.idf for st in stats])
-        return {node: r.score for node, r in routes.items() if r.via is None}
+        segments = [s for _, s in self._index.segment_list()]
+        cfg = self.settings.search
+        scored = bm25.score(
+            segments, qterms, cfg.partial_match, cfg.k1, cfg.b, self._index.term_cache, cfg.infix_match, BANK_TIER
+        )
+        routes = route(self._keywords, qterms, [st.idf for st in scored.stats], cfg.partial_match, cfg.infix_match)
+        tree_scores = {node: r.score for node, r in routes.items() if r.via is None}
+        total = sum(st.idf for st in scored.stats) or 1.0
+        coverage: dict[str, float] = {}
+        for seg, evidence in zip(segments, scored.evidence):
+            for doc, ev in evidence.items():
+                node = tree.by_path.get(seg.files[seg.doc_file[doc]])
+                if node is not None and ev / total > coverage.get(node.id, 0.0):
+                    coverage[node.id] = ev / total
+        return tree_scores, coverage
 
     def log(self, text_: str, *, source: str = "manual", now: datetime | None = None) -> Logged:
         """Append a timestamped, sanitized line to today's log in memory/."""

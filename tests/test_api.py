@@ -79,6 +79,20 @@ def test_init_is_idempotent_and_keeps_existing_files(tmp_path: Path) -> None:
     assert (root / ".gitignore").read_text(encoding="utf-8") == "*.pyc\n.memtree/\n.*.memtree-*.tmp\n"
 
 
+def test_writing_in_a_fresh_root_lands_in_the_inbox_bank_and_says_what_it_created(tmp_path: Path) -> None:
+    root, _ = init(tmp_path / "mem")
+    mt = MemTree(root, refresh_interval=0)
+    lost = mt.add("회의록은 매주 금요일에 정리한다")
+    assert (lost.how, lost.path, lost.new_nodes) == ("inbox", "bank/inbox/inbox.md", ("inbox",))
+    tagged = mt.add("Trust comes from evidence, not from confidence", tag="W")
+    assert (tagged.path, tagged.new_nodes) == ("bank/identity/values.md", ("identity", "identity/values"))
+    meetings = mt.add("Weekly sync is on Monday at 10:00", to="work/meetings")
+    assert (meetings.path, meetings.new_nodes) == ("bank/work/meetings.md", ("work", "work/meetings"))
+    from memtree.banks import list_banks
+
+    assert [b.name for b in list_banks(root)] == ["identity", "inbox", "work"]
+
+
 def test_init_on_a_file_is_a_memtree_error(tmp_path: Path) -> None:
     target = tmp_path / "file.txt"
     target.write_text("not a folder", encoding="utf-8")

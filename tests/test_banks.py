@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from memtree import MemTree
-from memtree.banks import list_banks, set_enabled
+from memtree.banks import list_banks, set_enabled, skipped
 from memtree.cli import app
 from memtree.errors import QueryError
 
@@ -85,3 +85,23 @@ def test_banks_disable_and_enable_speak_json_wherever_the_flags_go(sample_root: 
     on = CliRunner().invoke(app, ["banks", "--json", "--root", str(sample_root), "enable", "technical"])
     assert json.loads(on.stdout) == {"bank": "technical", "enabled": True, "disabled": []}
     assert all(b.enabled for b in list_banks(sample_root))
+
+
+def test_the_inbox_is_a_bank_that_can_be_disabled(sample_root: Path) -> None:
+    mt = MemTree(sample_root, refresh_interval=0)
+    mt.add("점심 메뉴는 김치찌개가 제일 무난하다")
+    mt.add("Lunch on Thursdays is usually team ramen")
+    banks = {b.name: b for b in list_banks(sample_root)}
+    assert banks["inbox"].notes == 1 and banks["inbox"].entries == 2
+    assert set_enabled(sample_root, "inbox", False) == ("inbox",)
+    assert MemTree(sample_root).search("김치찌개 점심").hits == ()
+
+
+def test_an_old_roots_inbox_in_bank_is_listed_as_the_inbox_bank_and_stays_put(sample_root: Path) -> None:
+    old = sample_root / "bank/inbox.md"
+    old.write_text("# inbox\n\n- 예전 메모 하나\n- an old note\n", encoding="utf-8")
+    banks = {b.name: b for b in list_banks(sample_root)}
+    assert banks["inbox"].notes == 1 and banks["inbox"].entries == 2
+    assert set_enabled(sample_root, "inbox", False) == ("inbox",)
+    assert old.is_file() and {b.name for b in list_banks(sample_root) if not b.enabled} == {"inbox"}
+    assert skipped(("inbox",)) == ("bank/inbox/", "bank/inbox.md")

@@ -198,7 +198,7 @@ def test_add_redacts_secrets_and_says_so(sample_root: Path) -> None:
         (["-"], b"\xff\xfe\xc0 broken", "UTF-8"),
         (["-"], "한국어 뒤에 깨진 바이트 ".encode() + b"\xed\xa0\x80", "UTF-8"),
         (["태그 많음", "--tags", ",".join(f"t{i}" for i in range(11))], None, "at most 10"),
-        (["어디로", "--to", "nowhere/at-all"], None, "no such node"),
+        (["어디로", "--to", "bank/nowhere"], None, "no such node"),
         (["어디로", "--to", "technical"], None, "category"),
         (["어디로", "--to", "bank/../../x.md"], None, ".."),
         (["어디로", "--to", "bank/../memory/x.md"], None, ".."),
