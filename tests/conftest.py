@@ -65,3 +65,12 @@ def make_root(tmp_path: Path) -> Callable[..., Path]:
         return write_root(tmp_path / name, files, nodes)
 
     return build
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With MEMTREE_TEST_AGE_DAYS, run only the tests that read the sample memory: nothing else ages."""
+    if not AGE_DAYS:
+        return
+    aged = [item for item in items if "sample_root" in getattr(item, "fixturenames", ())]
+    config.hook.pytest_deselected(items=[item for item in items if item not in aged])
+    items[:] = aged
