@@ -133,14 +133,8 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
     atomic), only a power cut may lose the write — right for rebuildable state in .memtree/.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
-        # mkstemp makes 0600 files: keep the replaced file's mode, or the usual one for a new file
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             if durable:
@@ -159,6 +153,24 @@ def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A temp file next to ``path`` (``.NAME.memtree-XXXX.tmp``) with the mode ``path`` has, or a new file's."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp makes 0600 files: keep the replaced file's mode, or the usual one for a new file
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return fd, tmp
 
 
 def _umask() -> int:
@@ -321,18 +333,13 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
         path.parent.mkdir(parents=True, exist_ok=True)
         inside(root, path)  # a folder just created through a link that leads out is still refused
         _sweep(path.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+        fd, tmp = _temp_beside(path)
     except OSError as exc:
         raise refused(snap.rel, exc) from None
     old_fd = -1
     before: os.stat_result | None = None
     current: bytes | None = None
     try:
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        os.chmod(tmp, mode)
         _write_all(fd, data)
         if durable:
             os.fsync(fd)
