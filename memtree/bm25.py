@@ -21,8 +21,8 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable, MutableMapping, Sequence
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import text
@@ -345,22 +345,17 @@ def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] 
     files: list[str] = []
     file_start, file_len = array("q", [0]), array("q")
     chunk_terms: list[list[str] | dict[str, int]] = []
-    size = 0  # term entries over all chunks: what laying out the postings costs
-    for path, chunks in notes:
-        fi = len(files)
+    for path, chunks in notes:  # column by column: a build sees 100k chunks
+        lengths = [_length(terms) for _, _, terms in chunks]
+        doc_len.extend(lengths)
+        doc_file.extend(repeat(len(files), len(chunks)))
+        doc_start.extend([c[0] for c in chunks])
+        doc_end.extend([c[1] for c in chunks])
+        chunk_terms.extend([c[2] for c in chunks])
         files.append(path)
-        total = 0
-        for start, end, terms in chunks:
-            length = _length(terms)
-            total += length
-            size += len(terms)
-            doc_len.append(length)
-            doc_file.append(fi)
-            doc_start.append(start)
-            doc_end.append(end)
-            chunk_terms.append(terms)
-        file_len.append(total)
+        file_len.append(sum(lengths))
         file_start.append(file_start[-1] + len(chunks))
+    size = sum(map(len, chunk_terms))  # term entries over all chunks: what laying out the postings costs
     layout = _csr_numpy if size >= NUMPY_MIN_TERMS and _numpy_available() else _csr_python
     terms_sorted, offsets, post_doc, post_tf = layout(chunk_terms)
     return Segment(

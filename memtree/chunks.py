@@ -167,12 +167,12 @@ def _indent(line: str) -> int:
 def _assemble(lines: list[str], blocks: list[tuple[int, int, str]]) -> list[Chunk]:
     """Group blocks into chunks: one block each, a heading (and its sub-headings) joined to the next."""
     chunks: list[Chunk] = []
-    trail: list[tuple[int, int]] = []  # enclosing headings: (level, 0-based line), outermost first
+    trail: list[tuple[int, int, str]] = []  # enclosing headings: (level, 0-based line, text), outermost first
     pending: int | None = None  # first line of the headings waiting for their first block
     for i, (s, e, kind) in enumerate(blocks):
         if kind == "heading":
             level = _heading_level(lines[s])
-            trail = [h for h in trail if h[0] < level] + [(level, s)]
+            trail = [h for h in trail if h[0] < level] + [(level, s, _heading_text(lines[s]))]
             pending = s if pending is None else pending
             nxt = blocks[i + 1] if i + 1 < len(blocks) else None
             # Why: a heading followed by a sibling or a higher one has an empty section; it stands
@@ -196,14 +196,18 @@ def _heading_level(line: str) -> int:
 
 
 def _size(lines: list[str], s: int, e: int) -> int:
-    return sum(len(lines[k]) + 1 for k in range(s, e + 1))
+    return sum(map(len, lines[s : e + 1])) + e + 1 - s
 
 
-def _capped(lines: list[str], s: int, e: int, trail: list[tuple[int, int]]) -> list[Chunk]:
+def _capped(lines: list[str], s: int, e: int, trail: list[tuple[int, int, str]]) -> list[Chunk]:
     """Chunks for lines s..e (0-based): one, or several when over CHUNK_MAX_CHARS.
 
-    ``trail`` holds the enclosing headings' (level, line); each chunk names those outside its lines.
+    ``trail`` holds the enclosing headings' (level, line, text); each chunk names those outside its lines.
     """
+    if s == e and len(lines[s]) < CHUNK_MAX_CHARS:  # the common case: one short line
+        if not trail or trail[-1][1] < s:
+            return [Chunk(s + 1, s + 1, lines[s], tuple([h[2] for h in trail]))]
+        return [Chunk(s + 1, s + 1, lines[s], tuple([h[2] for h in trail if h[1] != s]))]
     out: list[tuple[int, int, str]] = []  # 0-based inclusive ranges and texts
     if _size(lines, s, e) <= CHUNK_MAX_CHARS:
         out.append((s, e, "\n".join(lines[s : e + 1])))
@@ -223,10 +227,7 @@ def _capped(lines: list[str], s: int, e: int, trail: list[tuple[int, int]]) -> l
             size += length
         if start <= e:
             out.append((start, e, "\n".join(lines[start : e + 1])))
-    return [
-        Chunk(a + 1, b + 1, body, tuple(_heading_text(lines[h]) for _, h in trail if not a <= h <= b))
-        for a, b, body in out
-    ]
+    return [Chunk(a + 1, b + 1, body, tuple([h[2] for h in trail if not a <= h[1] <= b])) for a, b, body in out]
 
 
 def _cut_line(line: str) -> list[str]:

@@ -14,14 +14,18 @@ Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot b
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import gc
 import os
 import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +38,7 @@ from .entries import strip_meta
 if TYPE_CHECKING:
     from datetime import date
 
+    from .catalog import Parsed
     from .chunks import Document
 
 INDEX_FORMAT = 5  # 5: chunks carry date terms (memtree.dates) and the words of the headings above them
@@ -47,6 +52,8 @@ MAX_DELTAS = 6
 """More delta segments than this are folded into one (from their postings: cheap, nothing re-read)."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
+_ROW = attrgetter("tier", "mtime_ns", "size", "hash", "segment", "chunks")
+"""A FileEntry as its manifest row (a JSON array, FileEntry's fields in order)."""
 _OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
 
 
@@ -115,7 +122,7 @@ class Index:
         self.warnings: list[str] = []
         self.term_cache: dict[tuple[str, str, float], object] = {}  # IDF cache: per-term matches and df
         # while `memtree index` runs: bank notes as just parsed, so the catalog need not read them again
-        self.collect: dict[str, tuple[Document, Counter[str]]] | None = None
+        self.collect: dict[str, Parsed] | None = None
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
 
     # --- loading ------------------------------------------------------------------------
@@ -228,6 +235,12 @@ class Index:
     def _apply(
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
     ) -> None:
+        with _collector_paused():
+            self._apply_changes(disk, report, force, progress)
+
+    def _apply_changes(
+        self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
+    ) -> None:
         on_disk = {f.path: f for f in disk}
         racy_after = time.time_ns() - RACY_NS
         skipped_before = dict(self.skipped)
@@ -297,7 +310,7 @@ class Index:
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
         try:
-            with open(self.root / f.path, "rb") as fh:
+            with open(os.path.join(self.root, f.path), "rb") as fh:
                 data = fh.read(self.max_note_bytes + 1)  # never more: it may have grown since the stat
             if len(data) > self.max_note_bytes:
                 why = (
@@ -324,11 +337,29 @@ class Index:
         doc = chunking.parse(body)
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
-        own = [text.terms(strip_meta(c.text)) + day for c, day in zip(doc.chunks, _days(f.path, doc))]
+        texts = [strip_meta(c.text) if "memtree:" in c.text else c.text for c in doc.chunks]
+        collect = self.collect if f.tier == "bank" else None
+        if collect is None:
+            words = [text.terms(t) for t in texts]
+        else:  # keyword suggestions show a term's first word: keep each chunk's words while they are at hand
+            pairs = [text.words_and_terms(t) for t in texts]
+            words = [list(filter(None, ts)) if "" in ts else ts for _, ts in pairs]
+        own = [ts + day if day else ts for ts, day in zip(words, _days(f.path, doc, texts))]
         # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
-        items = [(c.start, c.end, ts + text.terms(" ".join(c.headings))) for c, ts in zip(doc.chunks, own)]
-        if f.tier == "bank" and self.collect is not None:  # keyword suggestions count each word once, where it is
-            self.collect[f.path] = (doc, Counter(t for ts in own for t in ts))
+        heading_terms: dict[tuple[str, ...], list[str]] = {(): []}  # chunks of a section share their headings
+        items: list[tuple[int, int, list[str]]] = []
+        for c, ts in zip(doc.chunks, own):
+            above = heading_terms.get(c.headings)
+            if above is None:
+                above = heading_terms[c.headings] = text.terms(" ".join(c.headings))
+            items.append((c.start, c.end, ts + above if above else ts))
+        if collect is not None:  # keyword suggestions count each word once, where it is
+            from .catalog import KEYWORD_MIN_TF
+
+            # Why only the frequent terms, and the note without its text: no other term can be a
+            # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
+            frequent = {t: n for t, n in Counter(chain.from_iterable(own)).items() if n >= KEYWORD_MIN_TF}
+            collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, frequent))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
 
     def _load(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
@@ -393,6 +424,7 @@ class Index:
         return name, merged
 
     def _save_manifest(self) -> None:
+        paths = sorted(self.files)
         doc = {
             "format": INDEX_FORMAT,
             "byteorder": sys.byteorder,
@@ -402,9 +434,7 @@ class Index:
             "deltas": self.deltas,
             "segments": list(self.segments),
             "skipped": self.skipped,
-            "files": {
-                p: [e.tier, e.mtime_ns, e.size, e.hash, e.segment, e.chunks] for p, e in sorted(self.files.items())
-            },
+            "files": dict(zip(paths, map(_ROW, map(self.files.__getitem__, paths)))),
         }
         store.atomic_write(self.dir / MANIFEST, orjson.dumps(doc), durable=False)
         store.atomic_write(self.dir / VERSION_FILE, str(self.version).encode(), durable=False)
@@ -421,21 +451,56 @@ class Index:
         return sum(s.n_live for s in self.segments.values())
 
 
-def _days(path: str, doc: Document) -> list[list[str]]:
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while notes are parsed and a segment built (back on after).
+
+    Why: a build allocates lists and tuples by the hundred thousand, none of them in a cycle, and
+    each full collection walks the whole heap: 0.5 s of a 100k-chunk build in a process holding
+    much else (measured with gc.callbacks in bench/scale.py's process).
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _first_words(pairs: list[tuple[list[str], list[str]]], wanted: Collection[str]) -> dict[str, str]:
+    """The first word yielding each wanted term, from each chunk's words and their aligned terms
+    (text.first_surfaces over the chunks, without tokenizing them again)."""
+    found: dict[str, str] = {}
+    left = set(wanted)
+    for words, terms in pairs:
+        here = left.intersection(terms)
+        if here:
+            for t in here:
+                found[t] = words[terms.index(t)]
+            left -= here
+            if not left:
+                break
+    return found
+
+
+def _days(path: str, doc: Document, texts: list[str] | None = None) -> list[list[str]]:
     """Each chunk's date terms (memtree.dates): its text's dates, its entries' created= days, the
-    day of the heading above it and its note's day, so a query naming a day finds that day's chunks."""
+    day of the heading above it and its note's day, so a query naming a day finds that day's chunks.
+
+    ``texts`` are the chunks' texts without their metadata, when the caller has them already."""
     from . import dates
     from .entries import META_RE
 
     note = dates.note_day(path, doc.meta)
-    section: dict[int, date | None] = {}  # 1-based line → the day of the nearest heading above it
-    current = None
-    for i, line in enumerate(doc.lines, 1):
-        if line.startswith("#"):
-            current = dates.date_from_heading(line)
-        section[i] = current
+    heads = [i for i, line in enumerate(doc.lines, 1) if line[:1] == "#"]  # 1-based heading lines
+    days: list[date | None] = [dates.date_from_heading(doc.lines[i - 1]) for i in heads]
+    if texts is None:
+        texts = [strip_meta(c.text) for c in doc.chunks]
     out = []
-    for c in doc.chunks:
-        bodies = [m.group("body") for m in META_RE.finditer(c.text)] if "memtree:" in c.text else []
-        out.append(dates.chunk_terms(strip_meta(c.text), bodies, section.get(c.start), note))
+    for c, body in zip(doc.chunks, texts):
+        at = bisect.bisect_right(heads, c.start)  # the nearest heading at or above the chunk's first line
+        metas = [m.group("body") for m in META_RE.finditer(c.text)] if "memtree:" in c.text else []
+        out.append(dates.chunk_terms(body, metas, days[at - 1] if at else None, note))
     return out

@@ -159,3 +159,35 @@ def test_idf_counts_only_the_tiers_searched(make_root: Callable[..., Path]) -> N
     everything = {st.term: st for st in mt.search("배포 화요일", tier="all").term_stats}
     assert bank["배포"].df == 1 and everything["배포"].df == 21
     assert bank["배포"].idf > everything["배포"].idf  # rare in bank/, whatever memory/ logs say
+
+
+def _columns(seg: Segment) -> dict[str, object]:
+    names = "terms offsets post_doc post_tf doc_len doc_file doc_start doc_end files file_start file_len".split()
+    return {n: (getattr(seg, n), getattr(getattr(seg, n), "typecode", None)) for n in names}
+
+
+def test_numpy_and_pure_python_layouts_build_the_same_segment(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    notes: list[tuple[str, list[tuple[int, int, list[str] | dict[str, int]]]]] = [
+        (
+            "bank/a.md",
+            [(1, 1, text.terms("가치관이 바뀌었다 Notion에 배포 배포")), (2, 3, []), (4, 4, ["banana"] * 70_000)],
+        ),
+        ("bank/empty.md", []),
+        ("memory/2024-01-07.md", [(1, 2, {"무중단배포": 3, "kiwi": 1, "@d2024-01-07": 2}), (3, 3, ["kiwi", "plum"])]),
+        ("recall/r.md", [(5, 9, text.terms("회의 국회의원 회의 the meeting notes"))]),
+    ]
+    monkeypatch.setattr(bm25, "NUMPY_MIN_TERMS", 0)
+    vectorized = _columns(build_segment(notes))
+    monkeypatch.setattr(bm25, "_numpy_available", lambda: False)
+    pure = _columns(build_segment(notes))
+    assert vectorized == pure
+    assert pure["post_tf"][0][list(pure["terms"][0]).index("banana")] == bm25.MAX_TF  # capped, not wrapped
+
+
+def test_merging_segments_keeps_postings_with_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    seg = segment_of(CORPUS)
+    for threshold in (0, 10**9):  # numpy, then pure Python
+        monkeypatch.setattr(bm25, "NUMPY_MIN_TERMS", threshold)
+        assert _columns(bm25.merge_segments([seg])) == _columns(seg)

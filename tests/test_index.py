@@ -231,3 +231,52 @@ def test_a_note_over_the_size_limit_is_skipped_with_one_warning_naming_the_limit
     again = MemTree(root, refresh_interval=0).search("망치")
     assert "bank/huge.md" in [h.path for h in again.hits]
     assert not any("bank/huge.md" in w for w in again.warnings)
+
+
+def test_keywords_from_the_notes_as_indexed_equal_those_of_the_whole_notes(make_root: Callable[..., Path]) -> None:
+    """The index keeps only what the catalog needs of each bank note (frequent terms, their first
+    words); the catalog's suggestions must equal those made from the whole note and its counts."""
+    from collections import Counter
+
+    from memtree import catalog, chunks, text
+    from memtree.entries import strip_meta
+    from memtree.index import _days
+
+    root = make_root(
+        {
+            "bank/deploy.md": "---\nkeywords: [배포]\n---\n# 배포 절차\n\n"
+            + "- Notion에 무중단배포 절차를 적었다 <!-- memtree: id=a1; created=2024-01-07 -->\n"
+            + "- 무중단배포는 어제 끝났고 Notion에 기록했다. The paintings were painted.\n"
+            + "- 2024-01-07 회의: 무중단배포 painting 회의 2024-01-07\n",
+            "bank/fruit.md": "# 과일\n\n사과와 배는 가을 과일이다. 사과가 좋다.\n\n## 가을\n\n사과 사과 apples apple\n",
+            "memory/2024-01-07.md": "# 2024-01-07\n\n- 배포 회의\n",
+        }
+    )
+    index = Index(root)
+    index.collect = {}
+    index.refresh(force=True)
+    segments = [s for _, s in index.segment_list()]
+    df, n_docs = catalog.document_frequencies(segments), index.n_chunks
+    assert set(index.collect) == {"bank/deploy.md", "bank/fruit.md"}
+    for path, parsed in index.collect.items():
+        doc = chunks.parse((root / path).read_text(encoding="utf-8"))
+        own = [text.terms(strip_meta(c.text)) + day for c, day in zip(doc.chunks, _days(path, doc), strict=True)]
+        whole = (doc, Counter(t for ts in own for t in ts), None)
+        expected = catalog.suggest_keywords(root / path, df, n_docs, whole)  # type: ignore[arg-type]
+        assert catalog.suggest_keywords(root / path, df, n_docs, parsed) == expected
+    assert {"notion", "무중단배포", "paint"} <= set(index.collect["bank/deploy.md"][2])
+    assert index.collect["bank/deploy.md"][2]["paint"] == "paintings"  # the first word, not the stem
+
+
+def test_a_refresh_leaves_the_cycle_collector_as_it_found_it(root: Path) -> None:
+    import gc
+
+    assert gc.isenabled()
+    Index(root).refresh(force=True)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        Index(root).refresh(force=True)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
