@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -30,6 +31,11 @@ routes queries to a note that is not about it (measured: synth hit@5 0.684 → s
 HEADING_KEYWORD_MAX_CHARS = 40
 BANK = "bank"
 
+Parsed = tuple[Document, Mapping[str, int], Mapping[str, str] | None]
+"""A note as the index has just read it: the document, the counts of its terms (at least of those
+seen ``KEYWORD_MIN_TF`` times) and the first word that yields each of those terms (None: find them
+in the chunks' text)."""
+
 
 @dataclass(frozen=True)
 class CatalogChange:
@@ -41,9 +47,9 @@ class CatalogChange:
 
 
 def node_id_for(path: str) -> str:
-    """``bank/identity/values.md`` → ``identity/values``."""
+    """``bank/identity/values.md`` → ``identity/values``, in NFC whatever form the file name is in."""
     rel = PurePosixPath(path).relative_to(BANK)
-    return str(rel.with_suffix(""))
+    return unicodedata.normalize("NFC", str(rel.with_suffix("")))
 
 
 def update(
@@ -51,7 +57,7 @@ def update(
     tree: Tree,
     bank_files: list[str],
     segments: list[Segment],
-    parsed: Mapping[str, tuple[Document, Counter[str]]] | None = None,
+    parsed: Mapping[str, Parsed] | None = None,
 ) -> CatalogChange:
     """Add nodes for bank notes without one and drop nodes whose file is gone.
 
@@ -74,6 +80,7 @@ def update(
     added: list[str] = []
     new_files = [p for p in bank_files if p not in known_paths]
     df = document_frequencies(segments) if new_files else {}
+    children: dict[str, list[str]] = {}  # parent → its new notes, added once at the end
     for path in new_files:
         node_id = node_id_for(path)
         while node_id in nodes:  # an id taken by a category or another note
@@ -82,9 +89,12 @@ def update(
         keywords = suggest_keywords(root / path, df, n_docs, (parsed or {}).get(path))
         nodes[node_id] = Node(node_id, path, tuple(keywords), parent, (), 1.0)
         if parent:
-            p = nodes[parent]
-            nodes[parent] = replace(p, children=tuple(sorted({*p.children, node_id})))
+            children.setdefault(parent, []).append(node_id)
         added.append(node_id)
+    # Why at the end: re-sorting a folder's children for each new note was quadratic in a flat bank/
+    for parent, ids in children.items():
+        p = nodes[parent]
+        nodes[parent] = replace(p, children=tuple(sorted({*p.children, *ids})))
     new_tree = validate(list(nodes.values()), root)
     return CatalogChange(new_tree, tuple(added), tuple(dropped))
 
@@ -113,15 +123,15 @@ def document_frequencies(segments: list[Segment]) -> dict[str, int]:
     return df
 
 
-def suggest_keywords(
-    path: Path, df: dict[str, int], n_docs: int, parsed: tuple[Document, Counter[str]] | None = None
-) -> list[str]:
+def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, parsed: Parsed | None = None) -> list[str]:
     """Frontmatter keywords/tags, short headings, then the note's most distinctive words.
 
     ``parsed`` (the note as the index has just read it) saves reading and tokenizing it again.
     """
+    tf: Mapping[str, int]
+    surfaces: Mapping[str, str] | None = None
     if parsed is not None:
-        doc, tf = parsed
+        doc, tf, surfaces = parsed
     else:
         try:
             doc = chunking.parse(store.read_note(path))
@@ -149,8 +159,9 @@ def suggest_keywords(
         if n >= KEYWORD_MIN_TF and t not in taken and len(t) >= 2 and not t.isdigit()
     )
     ranked = [t for _, t in heapq.nsmallest(AUTO_KEYWORDS, scored)]
-    surface = text.first_surfaces(strip_meta("\n".join(c.text for c in doc.chunks)), set(ranked))
-    out += [surface.get(t, t) for t in ranked]
+    if surfaces is None:
+        surfaces = text.first_surfaces(strip_meta("\n".join(c.text for c in doc.chunks)), set(ranked))
+    out += [surfaces.get(t, t) for t in ranked]
     return _without_secrets(list(dict.fromkeys(out)))
 
 

@@ -8,6 +8,7 @@ reported, never rewritten behind the user's back.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from .errors import TreeError
 class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
-    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret", "leftover", "not-utf8"
+    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret", "leftover", "not-utf8", "nfc-twin"
     path: str
     detail: str
     fixable: bool = False
@@ -59,6 +60,13 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
             fixable = f.tier == "bank" and f.size > limit and problems[-1].fixable  # a split leaves small notes
             problems.append(Problem("unindexed", f.path, detail, fixable))
     if files is None:
+        twins: dict[str, list[str]] = {}
+        for f in disk:
+            twins.setdefault(unicodedata.normalize("NFC", f.path), []).append(f.path)
+        for same in twins.values():
+            if len(same) > 1:  # Why: an NFD name (macOS) beside its NFC twin looks like one file to a person
+                detail = f"{len(same)} files whose names differ only in Unicode normalization: merge them by hand"
+                problems.extend(Problem("nfc-twin", p, detail) for p in same)
         for rel in store.leftovers(root):
             problems.append(Problem("leftover", rel, "a temp file left by a memtree write that was killed", True))
     try:

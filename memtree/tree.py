@@ -8,6 +8,7 @@ keys in a fixed order, children sorted, 2-space indent, trailing newline.
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,15 +47,35 @@ class Node:
         }
 
 
+class NFCKeys(dict):  # type: ignore[type-arg]
+    """A lookup whose keys compare in NFC: macOS writes Hangul file names as NFD, people type NFC."""
+
+    def __setitem__(self, key: str, value: Node) -> None:
+        super().__setitem__(unicodedata.normalize("NFC", key), value)
+
+    def __getitem__(self, key: str) -> Node:
+        return super().__getitem__(unicodedata.normalize("NFC", key))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(unicodedata.normalize("NFC", key))
+
+    def get(self, key: str, default: Node | None = None) -> Node | None:  # type: ignore[override]
+        return super().get(unicodedata.normalize("NFC", key), default)
+
+    def update(self, pairs: Any = (), **_: Any) -> None:  # type: ignore[override]
+        for key, value in pairs:
+            self[key] = value
+
+
 @dataclass(frozen=True)
 class Tree:
-    """A validated tree: nodes sorted by id, with lookups by id and by path."""
+    """A validated tree: nodes sorted by id, with lookups by id and by path (both compared in NFC)."""
 
     nodes: tuple[Node, ...] = ()
     version: int = TREE_VERSION
     digest: str = field(default="", compare=False)  # hash of the file it was read from
-    by_id: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
-    by_path: dict[str, Node] = field(default_factory=dict, compare=False, repr=False)
+    by_id: dict[str, Node] = field(default_factory=NFCKeys, compare=False, repr=False)
+    by_path: dict[str, Node] = field(default_factory=NFCKeys, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
@@ -169,7 +190,7 @@ def _node(raw: Any, index: int, source: str) -> Node:
 
 def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE_FILE) -> Tree:
     """Check ids, paths, parents, children and cycles; return the Tree or raise TreeError."""
-    by_id: dict[str, Node] = {}
+    by_id: dict[str, Node] = NFCKeys()  # two ids that differ only in normalization are one id
     paths: dict[str, str] = {}
     for n in nodes:
         if n.id in by_id:

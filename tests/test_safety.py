@@ -399,3 +399,38 @@ def test_entries_of_two_scopes_in_one_small_note_neither_hide_nor_conflict(tmp_p
     assert hits and "API deploys" in hits[0].text and all("Web deploys" not in h.text for h in hits)
     result = CliRunner().invoke(app, ["search", "web", "--scope", "project:api", "--root", str(root)])
     assert result.exit_code == 1 and "outside the current scope" in result.stderr and "web" in result.stderr
+
+
+# --- NFD file names (macOS) compare as NFC everywhere (issue 12 item 2) ---------------------------
+
+
+def test_an_nfd_named_note_is_found_and_written_by_its_nfc_name(tmp_path: Path) -> None:
+    import unicodedata
+
+    from memtree import tree as treemod
+
+    root = write_root(tmp_path / "root", {}, [])
+    nfd = unicodedata.normalize("NFD", "쿠버네티스")
+    (root / "bank/work").mkdir(parents=True)
+    (root / "bank/work" / f"{nfd}.md").write_text("# 쿠버네티스\n\n- 파드는 세 개로 시작한다.\n", encoding="utf-8")
+    mt = MemTree(root, refresh_interval=0)
+    mt.index()
+    ids = [n.id for n in treemod.load(root).nodes if n.path]
+    assert ids == ["work/쿠버네티스"] and unicodedata.is_normalized("NFC", ids[0])
+    assert "파드" in mt.get("work/쿠버네티스").text
+    mt.add("노드 풀은 오토스케일한다", to="work/쿠버네티스")
+    mt.add("서비스 메시는 쓰지 않는다", to="bank/work/쿠버네티스.md")  # typed in NFC
+    files = sorted(p.name for p in (root / "bank/work").iterdir())
+    assert files == [f"{nfd}.md"]  # no second file that looks the same
+    text = (root / "bank/work" / f"{nfd}.md").read_text(encoding="utf-8")
+    assert "오토스케일" in text and "서비스 메시" in text
+    assert len([n for n in treemod.load(root).nodes if n.path]) == 1
+
+
+def test_check_reports_two_names_that_differ_only_in_normalization(tmp_path: Path) -> None:
+    import unicodedata
+
+    root = write_root(tmp_path / "root", {"bank/배포.md": "# 배포\n\n- 화요일에 한다.\n"}, [])
+    (root / "bank" / f"{unicodedata.normalize('NFD', '배포')}.md").write_text("# 배포\n\n- 금요일엔 안 한다.\n")
+    out = CliRunner().invoke(app, ["check", "--root", str(root)])
+    assert out.exit_code == 1 and out.stdout.count("nfc-twin") == 2
