@@ -156,7 +156,7 @@ def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, parsed: Parsed
     scored = (
         (-n * (log_n - math.log(df.get(t, 0) + 1)), t)
         for t, n in tf.items()
-        if n >= KEYWORD_MIN_TF and t not in taken and len(t) >= 2 and not t.isdigit()
+        if n >= KEYWORD_MIN_TF and t not in taken and len(t) >= 2 and not t.isdigit() and not t.startswith("@")
     )
     ranked = [t for _, t in heapq.nsmallest(AUTO_KEYWORDS, scored)]
     if surfaces is None:

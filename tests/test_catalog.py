@@ -115,3 +115,14 @@ def test_suggested_keywords_do_not_depend_on_what_the_process_read_before(sample
     keywords = treemod.load(sample_root).by_id["rhino"].keywords
     assert "코뿔소" in keywords and "하마" in keywords
     assert "코뿔소들이" not in keywords and "하마에게" not in keywords
+
+
+def test_a_days_terms_never_become_keywords(tmp_path: Path) -> None:
+    # Why: chunks carry date terms (@d2024-01-07) for search; a keyword is a word a person reads
+    from helpers import write_root
+
+    log = "# 2024-01-07\n\n" + "".join(f"- 2024-01-07 배포 점검 {i}번째.\n" for i in range(6))
+    root = write_root(tmp_path / "root", {"bank/ops/2024-01-07.md": log}, [])
+    MemTree(root, refresh_interval=0).index()
+    keywords = [k for n in treemod.load(root).nodes for k in n.keywords]
+    assert keywords and not [k for k in keywords if k.startswith("@")]
