@@ -443,8 +443,10 @@ def main() -> None:
     except _usage_errors() as exc:
         # Why: typer's boxed five-line usage error is noise in an agent's log; keep click's hint
         # ("Did you mean --json?") and say where the help is
-        where = f"memtree {exc.ctx.info_name} --help" if exc.ctx is not None and exc.ctx.parent else "memtree --help"
-        message = " ".join(exc.format_message().split())
+        ctx = getattr(exc, "ctx", None)
+        where = f"memtree {ctx.info_name} --help" if ctx is not None and ctx.parent else "memtree --help"
+        error: Exception = exc
+        message = " ".join(getattr(error, "format_message", lambda: str(error))().split())
         sys.stderr.write(f"memtree: {message} (see `{where}`)\n")
         sys.exit(2)
     except typer.Abort:

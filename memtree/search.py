@@ -319,7 +319,7 @@ def _weighed(c: _Candidate, base: float, evidence_weight: float) -> float:
 
 
 def _weigh_lazily(
-    wanted: list[tuple[float, int, int]],
+    wanted: list[tuple[float | None, int, int]],
     k: int,
     max_factor: float,
     scored: Any,
@@ -348,7 +348,7 @@ def _weigh_lazily(
     table = scored.strengths([(si, d) for _, si, d in wanted])
     i = 0
     while True:
-        loose = wanted[i][0] * max_factor if i < len(wanted) else -1.0
+        loose = (wanted[i][0] or 0.0) * max_factor if i < len(wanted) else -1.0
         near = -pending[0][0] if pending else -1.0
         floor = -best[k - 1] if len(best) >= k else -1.0
         if max(loose, near) <= floor or (loose < 0 and near < 0):

@@ -460,7 +460,7 @@ def rewrite(root: Path, rel: str, change: Callable[[str], str | None], durable: 
 
 
 def _read_fd(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     offset = 0
     while True:
         block = os.pread(fd, 1 << 20, offset)

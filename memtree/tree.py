@@ -117,7 +117,7 @@ def update(root: Path, change: Callable[[Tree], Tree | None]) -> Tree | None:
     with store.write_lock(root):
         for _ in range(store.REWRITE_ATTEMPTS):
             snap = store.read(root, TREE_FILE)
-            current = loads(snap.data, None, str(root / TREE_FILE)) if snap.exists else Tree()
+            current = loads(snap.data, None, str(root / TREE_FILE)) if snap.data is not None else Tree()
             fresh = change(current)
             if fresh is None:
                 return None

@@ -233,7 +233,8 @@ class Writing:
                 if result.children or result.warnings or path is not None:
                     results.append(result)
             if any(r.nodes for r in results):
-                treemod.update(self.root, lambda _current, tree=tree: tree)
+                split_tree = tree
+                treemod.update(self.root, lambda _current: split_tree)
         if any(r.children for r in results):
             self._tree = None
             self.refresh()
