@@ -460,14 +460,14 @@ def rewrite(root: Path, rel: str, change: Callable[[str], str | None], durable: 
 
 
 def _read_fd(fd: int) -> bytes:
+    """The whole file behind ``fd``, from its start (lseek + read: Windows has no pread)."""
+    os.lseek(fd, 0, os.SEEK_SET)
     chunks: list[bytes] = []
-    offset = 0
     while True:
-        block = os.pread(fd, 1 << 20, offset)
+        block = os.read(fd, 1 << 20)
         if not block:
             return b"".join(chunks)
         chunks.append(block)
-        offset += len(block)
 
 
 def _fsync_dir(folder: Path) -> None:
