@@ -192,7 +192,8 @@ def run(
             wanted += [(None, si, d) for si, d in semantic.top(fetch) if (si, d) not in seen]
         if semantic is None and reranked:
             most = adjust.max_factor if adjust is not None else 1.0
-            ranked = _weigh_lazily(wanted, k, most, scored, evidenced, candidate, settings.evidence_weight)
+            ceiling = _ceiling(scored, judged, segments, file_routes, most, settings.evidence_weight)
+            ranked = _weigh_lazily(wanted, k, ceiling, scored, evidenced, candidate, settings.evidence_weight, most)
         else:
             table = scored.strengths([(si, d) for _, si, d in wanted])  # one batch: numpy pays per call
             found = [evidenced(kw, si, d, st) for (kw, si, d), st in zip(wanted, table)]
@@ -318,22 +319,50 @@ def _weighed(c: _Candidate, base: float, evidence_weight: float) -> float:
     return base * c.factors.total if c.factors else base
 
 
+def _ceiling(
+    scored: Any,
+    judged: evidence.Weights,
+    segments: Sequence[bm25.Segment],
+    file_routes: list[dict[int, Route]],
+    max_factor: float,
+    evidence_weight: float,
+) -> Callable[[float, int, int], float]:
+    """The most a candidate's rank score can be before its evidence is known.
+
+    Why a sharper bound than keyword × ``max_factor``: the pure scorer already holds each chunk's
+    Σ idf × match strength, which bounds its coverage of any clause (an unrouted chunk's strengths
+    are its text's), so most candidates are passed over without being weighed at all.
+    """
+    held = getattr(scored, "evidence", None)
+    totals = [sum(judged.weights[i] for i in c) for c in judged.clauses]
+    smallest = min((t for t in totals if t > 0), default=0.0)
+
+    def ceiling(keyword: float, si: int, d: int) -> float:
+        share = 1.0
+        if held and smallest > 0 and file_routes[si].get(segments[si].doc_file[d]) is None:
+            share = min(1.0, held[si].get(d, 0.0) / smallest)
+        return keyword * (1.0 - evidence_weight + evidence_weight * share) * max_factor
+
+    return ceiling
+
+
 def _weigh_lazily(
     wanted: list[tuple[float | None, int, int]],
     k: int,
-    max_factor: float,
+    ceiling: Callable[[float, int, int], float],
     scored: Any,
     evidenced: Callable[[float | None, int, int, list[float]], _Evidence],
     candidate: Callable[[_Evidence], _Candidate | None],
     evidence_weight: float,
+    max_factor: float,
 ) -> list[_Candidate]:
     """Candidates weighed lazily, until none left can reach the top k.
 
-    A chunk's rank score is at most keyword × ``max_factor`` (recency × scope boost) before its
-    evidence is known, and keyword × its evidence factor × ``max_factor`` once it is (memtree.
-    evidence; no text read yet). The most promising step is taken each time — evidence the next
-    chunk in keyword order, or read the best-bounded chunk already evidenced — and it stops when
-    the k-th best weighed score reaches both bounds: usually after the first k chunks.
+    A chunk's rank score is at most its ``ceiling`` before its evidence is known, and keyword × its
+    evidence factor × ``max_factor`` (recency × scope boost) once it is (memtree.evidence; no text
+    read yet). The most promising step is taken each time — evidence the chunk with the highest
+    ceiling, or read the best-bounded chunk already evidenced — and it stops when the k-th best
+    weighed score reaches both bounds: usually after the first k chunks.
     """
     import bisect
     import heapq
@@ -341,22 +370,25 @@ def _weigh_lazily(
     def tight(ev: _Evidence) -> float:
         return ev.keyword * (1.0 - evidence_weight + evidence_weight * ev.coverage) * max_factor
 
+    order = sorted(((ceiling(kw or 0.0, si, d), n) for n, (kw, si, d) in enumerate(wanted)), key=lambda pair: -pair[0])
+    # the pure scorer answers one chunk at a time cheaply; the numpy one pays per call, so it gets one batch
+    table = None if isinstance(scored, bm25.Scored) else scored.strengths([(si, d) for _, si, d in wanted])
     ranked: list[_Candidate] = []
     best: list[float] = []  # weighed scores so far, negated and sorted
     pending: list[tuple[float, int, _Evidence]] = []  # evidenced, not read: (−tight bound, order, evidence)
-    # strengths in one batch: cheaper than one call per chunk evidenced (the numpy backend pays per call)
-    table = scored.strengths([(si, d) for _, si, d in wanted])
     i = 0
     while True:
-        loose = (wanted[i][0] or 0.0) * max_factor if i < len(wanted) else -1.0
+        loose = order[i][0] if i < len(order) else -1.0
         near = -pending[0][0] if pending else -1.0
         floor = -best[k - 1] if len(best) >= k else -1.0
         if max(loose, near) <= floor or (loose < 0 and near < 0):
             break
         if loose > near:
-            kw, si, d = wanted[i]
-            ev = evidenced(kw, si, d, table[i])
-            heapq.heappush(pending, (-tight(ev), i, ev))
+            n = order[i][1]
+            kw, si, d = wanted[n]
+            strengths = table[n] if table is not None else scored.strengths([(si, d)])[0]
+            ev = evidenced(kw, si, d, strengths)
+            heapq.heappush(pending, (-tight(ev), n, ev))
             i += 1
             continue
         _, _, ev = heapq.heappop(pending)

@@ -152,3 +152,22 @@ def test_an_english_lead_in_ends_where_the_question_begins() -> None:
     assert [text.query_terms(query)[i] for i in parts[1]] == text.query_terms(
         "what career path has Caroline decided to pursue"
     )
+
+
+def test_lazy_weighing_returns_what_weighing_every_candidate_returns(
+    sample_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Why: the ceilings only skip work; with evidence re-ranking they must never change a result
+    from memtree import search as search_module
+
+    mt = MemTree(sample_root, refresh_interval=0)
+    queries = ["가치관이 뭐야?", "크론 스케줄 설계 KST", "안녕하세요! Reflect 파이프라인은 어떻게 도나요? 감사해요."]
+    lazy = [[(h.path, h.lines, h.score) for h in mt.search(q, k=3, cache=False).hits] for q in queries]
+    real = search_module._weigh_lazily
+
+    def weigh_all(wanted, k, ceiling, *rest):  # type: ignore[no-untyped-def]
+        return real(wanted, len(wanted) + 1, ceiling, *rest)  # a k no bound can reach: every one is weighed
+
+    monkeypatch.setattr(search_module, "_weigh_lazily", weigh_all)
+    full = [[(h.path, h.lines, h.score) for h in mt.search(q, k=3, cache=False).hits] for q in queries]
+    assert lazy == full and all(lazy)
