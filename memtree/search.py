@@ -330,17 +330,27 @@ def _ceiling(
     """The most a candidate's rank score can be before its evidence is known.
 
     Why a sharper bound than keyword × ``max_factor``: the pure scorer already holds each chunk's
-    Σ idf × match strength, which bounds its coverage of any clause (an unrouted chunk's strengths
-    are its text's), so most candidates are passed over without being weighed at all.
+    Σ idf × match strength, which with its route's keyword mass bounds its coverage of any clause
+    (a strength is the larger of the two), so most candidates are passed over without being weighed.
     """
     held = getattr(scored, "evidence", None)
-    totals = [sum(judged.weights[i] for i in c) for c in judged.clauses]
+    w = judged.weights
+    totals = [sum(w[i] for i in c) for c in judged.clauses]
     smallest = min((t for t in totals if t > 0), default=0.0)
+    # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
+    routed_mass: dict[int, float] = {}
 
     def ceiling(keyword: float, si: int, d: int) -> float:
         share = 1.0
-        if held and smallest > 0 and file_routes[si].get(segments[si].doc_file[d]) is None:
-            share = min(1.0, held[si].get(d, 0.0) / smallest)
+        if held and smallest > 0:
+            mass = held[si].get(d, 0.0)
+            rt = file_routes[si].get(segments[si].doc_file[d])
+            if rt is not None:
+                extra = routed_mass.get(id(rt))
+                if extra is None:
+                    extra = routed_mass[id(rt)] = sum(w[qi] * s for qi, s in rt.terms.items() if qi < len(w))
+                mass += extra
+            share = min(1.0, mass / smallest)
         return keyword * (1.0 - evidence_weight + evidence_weight * share) * max_factor
 
     return ceiling
