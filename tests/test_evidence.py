@@ -157,9 +157,11 @@ def test_an_english_lead_in_ends_where_the_question_begins() -> None:
 def test_lazy_weighing_returns_what_weighing_every_candidate_returns(
     sample_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Why: the ceilings only skip work; with evidence re-ranking they must never change a result
+    # Why: the ceilings only skip work; with evidence re-ranking they must never change a result.
+    # No reinforcement: the first pass's recall counts would lift the second pass's decay.
     from memtree import search as search_module
 
+    (sample_root / "memtree.yaml").write_text("search:\n  reinforce: false\n", encoding="utf-8")
     mt = MemTree(sample_root, refresh_interval=0)
     queries = ["가치관이 뭐야?", "크론 스케줄 설계 KST", "안녕하세요! Reflect 파이프라인은 어떻게 도나요? 감사해요."]
     lazy = [[(h.path, h.lines, h.score) for h in mt.search(q, k=3, cache=False).hits] for q in queries]
