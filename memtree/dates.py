@@ -403,8 +403,12 @@ def _compile(rules: list[_Rule]) -> tuple[re.Pattern[str], _Table]:
     return re.compile("|".join(parts), re.IGNORECASE), table
 
 
-_SCANS = {kind: _compile(rules) for kind, rules in _rules().items()}
-_NUM_SCAN, _EN_SCAN, _KO_SCAN, _BACK_SCAN = (_SCANS[k] for k in ("num", "en", "ko", "back"))
+@functools.cache
+def _scans() -> dict[str, tuple[re.Pattern[str], _Table]]:
+    """The compiled date patterns by kind (num, en, ko, back); compiled on first use, since
+    compiling them costs ~25 ms that a CLI start which finds no date should not pay."""
+    return {kind: _compile(rules) for kind, rules in _rules().items()}
+
 
 # Why: the index runs this over every chunk (100k chunks in a few seconds) and most hold no date,
 # but one big case-insensitive alternation tried at every position costs ~100 µs a chunk in CPython.
@@ -443,7 +447,7 @@ def _positions(haystack: str, needle: str) -> list[int]:
 def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
     found: list[tuple[re.Match[str], _Table]] = []
     for start in _STARTS.finditer(text):
-        pattern, table = _NUM_SCAN if start.group()[0] in "0123456789" else _KO_SCAN
+        pattern, table = _scans()["num" if start.group()[0] in "0123456789" else "ko"]
         m = pattern.match(text, start.start())
         if m:
             found.append((m, table))
@@ -456,13 +460,13 @@ def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
     backs = _EN_BACK_WORDS.intersection(words)
     if hits or backs:
         low = _lowered(text)
-        pattern, table = _EN_SCAN
+        pattern, table = _scans()["en"]
         for w in hits:
             for i in _positions(low, w.decode()):
                 m = pattern.match(text, i)
                 if m:
                     found.append((m, table))
-        pattern, table = _BACK_SCAN
+        pattern, table = _scans()["back"]
         for w in backs:
             for i in _positions(low, w.decode()):
                 m = pattern.search(text, max(0, i - _BACK_WINDOW), i + len(w))
