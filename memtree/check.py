@@ -78,19 +78,25 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         if node.path and node.path not in on_disk and not (root / node.path).is_file():
             problems.append(Problem("dangling", node.path, f"node '{node.id}' points to a missing file", True))
     with_node = {n.path for n in tree.nodes if n.path}
-    unreadable = set()
-    for f in disk:
+    sanitizer = sanitizer_for(settings)
+    unreadable: set[str] = set()
+    secrets: list[Problem] = []
+    for f in disk:  # each note read once: for its encoding and for secrets
         if wanted is not None and f.path not in wanted:
             continue
         try:
-            store.read_note(root / f.path)
+            body = store.read_note(root / f.path)
         except UnicodeDecodeError:
             # Why its own kind: `check --fix` cannot index it, so "no node" would send the user in circles
             unreadable.add(f.path)
             detail = "not UTF-8 text, so search skips it: re-save it as UTF-8, or move it out of the memory"
             problems.append(Problem("not-utf8", f.path, detail))
+            continue
         except OSError:
             continue
+        for r in sanitizer.find(body):
+            line = body.count("\n", 0, r.start) + 1
+            secrets.append(Problem("secret", f.path, f"line {line}: looks like {r.kind}; remove it by hand"))
     for f in disk:
         if (
             f.tier == "bank"
@@ -99,15 +105,4 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
             and (wanted is None or f.path in wanted)
         ):
             problems.append(Problem("no-node", f.path, "no node in tree-index.json", True))
-    sanitizer = sanitizer_for(settings)
-    for f in disk:
-        if wanted is not None and f.path not in wanted:
-            continue
-        try:
-            body = store.read_note(root / f.path)
-        except (OSError, UnicodeDecodeError):
-            continue
-        for r in sanitizer.find(body):
-            line = body.count("\n", 0, r.start) + 1
-            problems.append(Problem("secret", f.path, f"line {line}: looks like {r.kind}; remove it by hand"))
-    return problems
+    return [*problems, *secrets]
