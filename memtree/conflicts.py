@@ -52,18 +52,27 @@ def load(root: Path) -> list[OpenConflict]:
     """The open conflicts (none when the file is absent)."""
     path = root / CONFLICTS_FILE
     try:
-        doc = orjson.loads(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError:
         return []
-    except (OSError, orjson.JSONDecodeError) as exc:
+    except OSError as exc:
         raise MemtreeError(f"{path}: unreadable ({exc}); fix or delete it") from None
+    return loads(data, str(path))
+
+
+def loads(data: bytes | str, source: str = CONFLICTS_FILE) -> list[OpenConflict]:
+    """The open conflicts of a conflicts.json text; MemtreeError naming ``source`` when it is not one."""
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise MemtreeError(f"{source}: unreadable ({exc}); fix or delete it") from None
     try:
         return [
             OpenConflict(c["id"], c["created"], float(c["similarity"]), Side(**c["new"]), Side(**c["old"]))
             for c in doc.get("conflicts", [])
         ]
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise MemtreeError(f"{path}: not a memtree conflicts file ({exc})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MemtreeError(f"{source}: not a memtree conflicts file ({exc})") from None
 
 
 def dumps(conflicts: list[OpenConflict]) -> bytes:

@@ -190,15 +190,9 @@ def _tree_nodes(text: str, where: str) -> list[dict[str, Any]]:
 def _conflicts(text: str, where: str) -> list[conflicts.OpenConflict]:
     """The open conflicts of a conflicts.json text, validated (QueryError naming ``where``)."""
     try:
-        raw = orjson.loads(text)
-        found = [
-            conflicts.OpenConflict(
-                c["id"], c["created"], float(c["similarity"]), conflicts.Side(**c["new"]), conflicts.Side(**c["old"])
-            )
-            for c in raw["conflicts"]
-        ]
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise QueryError(f"{where}: not a memtree conflicts file ({exc})") from None
+        found = conflicts.loads(text, where)
+    except MemtreeError as exc:
+        raise QueryError(str(exc)) from None
     for c in found:
         names = (c.id, c.created, c.new.id, c.new.text, c.old.id, c.old.text)
         if not all(isinstance(v, str) for v in names):
