@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memtree import MemTree, consolidate
+from memtree import MemTree, aging, consolidate
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "lookalike_pairs.jsonl"
 
@@ -42,7 +42,7 @@ def build(root: Path, pairs: list[dict]) -> None:
 def survives(root: Path, i: int, text: str) -> tuple[bool, bool]:
     """Whether ``text`` is still an entry of pair i's note, and whether bank/_archive/ holds it."""
     path = f"bank/pair-{i:03d}/note.md"
-    archive = root / consolidate.archive_path(path)
+    archive = root / aging.archive_path(path)
     lines = {ln.rstrip() for ln in (root / path).read_text(encoding="utf-8").split("\n")}
     kept = {ln.rstrip() for ln in archive.read_text(encoding="utf-8").split("\n")} if archive.exists() else set()
     entry = f"- {text}".rstrip()  # a rewritten entry loses trailing spaces only

@@ -131,24 +131,37 @@ def _archive_note(root: Path, path: str, group: list[Aged], stamp: str) -> list[
         return []
     found.sort(key=lambda pair: pair[1].start)
     lines = body.split("\n")
-    archived = (Path(ARCHIVE_DIR) / Path(path).relative_to("bank")).as_posix()
-
-    def copied(old: str) -> str | None:
-        pieces = [old.rstrip("\n") if old else f"# Archived from {path}", ""]
-        for a, e in found:
-            mark = f"<!-- memtree: archived={stamp}; from={path}:{e.start}-{e.end}; why={a.why} -->"
-            block = "\n".join([mark, *lines[e.start - 1 : e.end]])
-            if block in old:  # a retry after a hand edit: the copy is there already
-                continue
-            pieces.extend([block, ""])
-        return "\n".join(pieces)
-
-    store.rewrite(root, archived, copied)
+    copy_to_archive(root, path, [archive_block(stamp, path, e, a.why, lines) for a, e in found])
     text = body
     for _, e in reversed(found):  # bottom up, so the line numbers above stay right
         text = entries.remove_lines(text, e.start, e.end)
     store.save(root, snap, text.encode())
     return [a for a, _ in found]
+
+
+def archive_path(path: str) -> str:
+    """Where an archived entry of the bank note ``path`` is kept: the same path under bank/_archive/."""
+    return f"{ARCHIVE_DIR}/{Path(path).relative_to('bank').as_posix()}"
+
+
+def archive_block(stamp: str, path: str, entry: entries.Entry, why: str, lines: list[str]) -> str:
+    """An archived entry: a comment saying when, from where and why, then its lines as they were."""
+    mark = f"<!-- memtree: archived={stamp}; from={path}:{entry.start}-{entry.end}; why={why} -->"
+    return "\n".join([mark, *lines[entry.start - 1 : entry.end]])
+
+
+def copy_to_archive(root: Path, path: str, blocks: list[str]) -> None:
+    """Append ``blocks`` to the archive copy of the note ``path`` (caller holds the write lock).
+
+    A block already there is not copied again: a retry after a hand edit finds its copy made.
+    """
+
+    def copied(old: str) -> str:
+        pieces = [old.rstrip("\n") if old else f"# Archived from {path}", ""]
+        pieces += [piece for block in blocks if block not in old for piece in (block, "")]
+        return "\n".join(pieces)
+
+    store.rewrite(root, archive_path(path), copied)
 
 
 def _by_preview(body: str, a: Aged) -> entries.Entry | None:

@@ -238,7 +238,7 @@ def consolidate(
 
     A merged-away entry's text is kept in bank/_archive/; --dry-run shows both texts of every merge.
     """
-    from .consolidate import archive_path
+    from .aging import archive_path
 
     report = _open(root).consolidate(dry_run=dry_run)
     if json:

@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 
 from . import entries, store
-from .aging import ARCHIVE_DIR
+from .aging import archive_block, copy_to_archive
 from .errors import ChangedOnDisk, MemtreeError, ReadOnlyRoot
 from .similarity import distinct_facts
 
@@ -158,11 +158,6 @@ def _groups(items: list[Item]) -> list[Merge]:
     return out
 
 
-def archive_path(path: str) -> str:
-    """Where a merged-away entry of the bank note ``path`` is kept: the same path under bank/_archive/."""
-    return f"{ARCHIVE_DIR}/{Path(path).relative_to('bank').as_posix()}"
-
-
 def apply(root: Path, merges: list[Merge], now: float | None = None) -> int:
     """Write ``merges`` (caller holds the write lock); returns how many entries were folded in.
 
@@ -200,22 +195,12 @@ def apply(root: Path, merges: list[Merge], now: float | None = None) -> int:
         for it, c in zip(m.drop, dropped):
             assert c is not None
             edits.setdefault(it.path, []).append((c.start, c.end, None))
-            archived.setdefault(it.path, []).extend(
-                [
-                    f"<!-- memtree: archived={stamp}; from={it.path}:{c.start}-{c.end}; "
-                    f"why=merged into {into} (similarity {m.similarity:.2f}) -->",
-                    *note(it.path).split("\n")[c.start - 1 : c.end],
-                    "",
-                ]
-            )
+            why = f"merged into {into} (similarity {m.similarity:.2f})"
+            archived.setdefault(it.path, []).append(archive_block(stamp, it.path, c, why, note(it.path).split("\n")))
         folded += len(dropped)
     try:
         for path, blocks in sorted(archived.items()):  # first the copies, then the removals
-
-            def copied(old: str, path: str = path, blocks: list[str] = blocks) -> str:
-                return "\n".join([(old or f"# Archived from {path}\n").rstrip("\n"), "", *blocks])
-
-            store.rewrite(root, archive_path(path), copied)
+            copy_to_archive(root, path, blocks)
         for path, changes in edits.items():
             text = note(path)
             for start, end, new in sorted(changes, key=lambda c: c[0], reverse=True):

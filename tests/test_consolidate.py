@@ -14,7 +14,7 @@ import pytest
 from helpers import snapshot, write_root
 from typer.testing import CliRunner
 
-from memtree import MemTree, consolidate
+from memtree import MemTree, aging, consolidate
 from memtree.cli import app
 from memtree.errors import MemtreeError
 from memtree.similarity import distinct_facts, similarity
@@ -362,7 +362,7 @@ def test_consolidate_merges_no_labelled_distinct_pair_and_loses_no_text(tmp_path
     for i, p in enumerate(LOOKALIKES):
         path = f"bank/pair-{i:03d}/note.md"
         note = (root / path).read_text(encoding="utf-8")
-        archive = root / consolidate.archive_path(path)
+        archive = root / aging.archive_path(path)
         kept = archive.read_text(encoding="utf-8") if archive.exists() else ""
         for text in (p["a"], p["b"]):
             assert f"- {text.rstrip()}" in note or f"- {text.rstrip()}" in kept, text
