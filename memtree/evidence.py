@@ -99,22 +99,13 @@ class Weights:
 
     weights: tuple[float, ...]
     clauses: tuple[tuple[int, ...], ...]
-
-    @property
-    def _whole(self) -> float:
-        """The total weight when the only clause is the whole query (0 otherwise): coverage's fast path."""
-        cached = self.__dict__.get("_whole_cached")
-        if cached is None:
-            only = self.clauses[0] if len(self.clauses) == 1 else ()
-            cached = sum(self.weights) if len(only) == len(self.weights) else 0.0
-            object.__setattr__(self, "_whole_cached", cached)
-        return cached
+    whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
 
     def coverage(self, strengths: Sequence[float]) -> float:
         """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
         w = self.weights
-        if len(self.clauses) == 1 and self._whole:  # a plain question: one weighted share
-            return sum(a * b for a, b in zip(w, strengths)) / self._whole
+        if self.whole:  # a plain question: one weighted share
+            return sum(a * b for a, b in zip(w, strengths)) / self.whole
         best = 0.0
         for clause in self.clauses:
             total = sum(w[i] for i in clause)
@@ -134,7 +125,9 @@ def weigh(
     weights = tuple(
         0.0 if q in written or (df == 0 and _proves_little(q)) else idf for q, idf, df in zip(qterms, idfs, dfs)
     )
-    return Weights(weights, tuple(clauses(query, qterms, today)))
+    parts = tuple(clauses(query, qterms, today))
+    whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
+    return Weights(weights, parts, whole)
 
 
 def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -> list[str]:
