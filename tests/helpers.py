@@ -43,8 +43,19 @@ def write_root(root: Path, files: dict[str, str | bytes], nodes: list[dict[str, 
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+        written_now(path)
     (root / "tree-index.json").write_text(tree_json(nodes or []), encoding="utf-8")
     return root
+
+
+def written_now(path: Path) -> None:
+    """Stamp ``path`` with this process's clock: a note a test writes is as old as the test says.
+
+    Why: under libfaketime the kernel stamps files with the real clock while Python reads the
+    faked one (it does not shift statx), so a note just written would look years old.
+    """
+    now = time.time_ns()
+    os.utime(path, ns=(now, now))
 
 
 def bump(path: Path, text: str) -> None:
