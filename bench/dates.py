@@ -1,4 +1,4 @@
-"""Date recognition: memtree.dates against dateparser (when installed) on the same cases and text.
+"""Date recognition: memtree.text.dates against dateparser (when installed) on the same cases and text.
 
     .venv/bin/python bench/dates.py ../shared/bench [--lines 200] [--no-dateparser]
 
@@ -11,9 +11,9 @@ Prints four things:
 2. Running text: the first ``--lines`` docs of KorQuAD and of LoCoMo. There is no gold there, so
    a found mention whose text holds no digit and no date word (month, weekday, relative word) is
    counted as a certain false positive; the most frequent mentions are listed to read the rest.
-3. Speed: µs per chunk and per KB, CPU time (the machine may be shared), for memtree.dates on
+3. Speed: µs per chunk and per KB, CPU time (the machine may be shared), for memtree.text.dates on
    every doc and on the docs holding no date; dateparser on the running-text sample.
-4. LoCoMo questions naming a date memtree.dates recognises without an anchor, by category.
+4. LoCoMo questions naming a date memtree.text.dates recognises without an anchor, by category.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from benchlib import add_common_args, check_shared
 
-from memtree.dates import find_dates
+from memtree.text.dates import find_dates
 
 ANCHOR = date(2024, 3, 13)  # a Wednesday; fixed so every run gives the same figures
 Expected = list[date | tuple[date, date]]
@@ -88,7 +88,7 @@ _DATE_WORD = re.compile(
 
 
 def ours(text: str) -> list[tuple[str, date | tuple[date, date]]]:
-    """memtree.dates' mentions as (text, value)."""
+    """memtree.text.dates' mentions as (text, value)."""
     return [(m.text, m.value) for m in find_dates(text, ANCHOR)]
 
 
@@ -183,13 +183,13 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_common_args(ap)
     ap.add_argument("--lines", type=int, default=200, help="docs of each dataset for the running-text check")
-    ap.add_argument("--no-dateparser", action="store_true", help="measure memtree.dates alone")
+    ap.add_argument("--no-dateparser", action="store_true", help="measure memtree.text.dates alone")
     args = ap.parse_args(argv)
     shared = check_shared(args.shared, ["korquad/docs.jsonl", "locomo/docs.jsonl", "locomo/queries.jsonl"])
     dp = None if args.no_dateparser else make_dateparser()
-    tools = {"memtree.dates": ours} | ({"dateparser": dp} if dp else {})
+    tools = {"memtree.text.dates": ours} | ({"dateparser": dp} if dp else {})
     if not args.no_dateparser and dp is None:
-        print("dateparser is not installed: measuring memtree.dates alone (pip install dateparser)\n")
+        print("dateparser is not installed: measuring memtree.text.dates alone (pip install dateparser)\n")
 
     print(f"## 1. Labelled cases ({len(CASES)}), anchor {ANCHOR}\n")
     for name, tool in tools.items():
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
         nodate = [t for t in texts if not find_dates(t, ANCHOR)]
         for label, sample in (("all", texts), ("no date", nodate)):
             per_chunk, per_kb = cpu_per_chunk(ours, sample)
-            print(f"| {ds} | memtree.dates | {label} ({len(sample)}) | {per_chunk:.1f} | {per_kb:.1f} |")
+            print(f"| {ds} | memtree.text.dates | {label} ({len(sample)}) | {per_chunk:.1f} | {per_kb:.1f} |")
         if dp:
             per_chunk, per_kb = cpu_per_chunk(dp, texts[: args.lines], repeat=1)
             print(f"| {ds} | dateparser | first {args.lines} | {per_chunk:.0f} | {per_kb:.0f} |")

@@ -5,7 +5,7 @@
 
 PAIRS is a JSON-lines file of ``{"a", "b", "label", "lang", "note"}`` objects, label one of
 duplicate / related / unrelated (default: tests/data/dedup_pairs.jsonl). Every candidate in
-``memtree.similarity`` scores every pair; a score ≥ MERGE reads as duplicate (merged), one in
+``memtree.write.similarity`` scores every pair; a score ≥ MERGE reads as duplicate (merged), one in
 [CONFLICT, MERGE) as related (written, flagged as a possible conflict), the rest as unrelated.
 Printed as Markdown: per function, 3-way accuracy, per-label recall, the precision of "duplicate"
 (a false merge loses information), the share of related pairs flagged (≥ CONFLICT), ROC AUC of
@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memtree import similarity as sim
+from memtree.write import similarity as sim
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "dedup_pairs.jsonl"
 LABELS = ("duplicate", "related", "unrelated")
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     total = per_pair_us(sim.similarity, long_pair, rounds=15)
     tokens = per_pair_us(lambda a, b: (sim.term_set(a), sim.term_set(b)), long_pair, rounds=15)
     print(f"Two entries of {len(LONG_A)} and {len(LONG_B)} characters: similarity {total:.1f} µs, ", end="")
-    print(f"of which {tokens:.1f} µs are the terms of both (memtree.text.terms).\n")
+    print(f"of which {tokens:.1f} µs are the terms of both (memtree.text.terms.terms).\n")
 
     print(f"## Calibration: the raw score swept (knots: raw {sim.RAW_CONFLICT} → 0.5, raw {sim.RAW_MERGE} → 0.8)\n")
     print(sweep(scores[RAW], labels) + "\n")

@@ -25,8 +25,9 @@ def main() -> None:
     ap.add_argument("trees", type=Path, nargs="+")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    from memtree import MemTree, text
+    from memtree import MemTree
     from memtree.config import load_settings
+    from memtree.text import terms as text
 
     for tree in args.trees:
         path = tree / "queries.jsonl"

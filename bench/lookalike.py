@@ -23,7 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memtree import MemTree, aging, consolidate
+from memtree import MemTree
+from memtree.lifecycle import aging, consolidate
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "lookalike_pairs.jsonl"
 

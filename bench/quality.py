@@ -3,7 +3,7 @@
 For each dataset: materialize the memory tree with SHARED_BENCH/materialize.py, build memtree's
 index with the ``memtree index`` CLI (timed), score the CLI's batch search with SHARED_BENCH/score.py
 (hit@1, hit@5, MRR@10, file@5, empty answers), score in-process search per category with
-``memtree.evaluate`` (what ``memtree eval`` runs; score.py re-scores its hits as a cross-check), time
+``memtree.search.evaluate`` (what ``memtree eval`` runs; score.py re-scores its hits as a cross-check), time
 warm in-process queries through ``MemTree.search`` and a cold ``memtree search`` process, and print
 Markdown tables.
 
@@ -186,10 +186,10 @@ def eval_scores(shared: Path, tree: Path, work: Path, dataset: str) -> tuple[dic
     """
     try:
         from memtree.errors import MemtreeError
-        from memtree.evaluate import evaluate as memtree_eval
-        from memtree.evaluate import outcome_json
+        from memtree.search.evaluate import evaluate as memtree_eval
+        from memtree.search.evaluate import outcome_json
     except ImportError as exc:
-        fail(f"this memtree has no memtree.evaluate ({exc})")
+        fail(f"this memtree has no memtree.search.evaluate ({exc})")
     progress(f"memtree eval {tree / 'queries.jsonl'} -k 10 (in-process)")
     try:
         report, outcomes = memtree_eval(tree / "queries.jsonl", tree, k=10)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from memtree import MemTree
 from memtree.config import ROUTE_MARGIN, ROUTE_THRESHOLD, Settings
-from memtree.retain import INBOX_NODE, confident_route, route_blend
+from memtree.write.retain import INBOX_NODE, confident_route, route_blend
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_ENTRIES = REPO / "tests" / "data" / "routing_labelled.jsonl"

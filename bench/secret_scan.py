@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memtree.sanitize import Sanitizer
+from memtree.write.sanitize import Sanitizer
 
 SEED = 9
 ENCODED_SAMPLES = 200

@@ -12,7 +12,7 @@
    no lock, no write, no refresh), where the time of the real adds went (memtree's step functions
    wrapped with timers for the duration), and a search for every written fact (found when its
    entry is among the top 5 hits).
-3. Watch visibility: a ``memtree.watch.Watcher`` runs in a background thread; EDITS times a line with
+3. Watch visibility: a ``memtree.serve.watch.Watcher`` runs in a background thread; EDITS times a line with
    a unique word is appended to a random bank note. A second long-lived ``MemTree(OUT,
    refresh_interval=3600)``, which never stats the notes itself, polls ``.memtree/index/version``
    every 5 ms, reloads the persisted index when it changes and searches the word: the edit is
@@ -133,7 +133,7 @@ class FactMaker:
     """Distinct, realistic facts from the tree's own sentences: a frame, a clause of one, a clause of another."""
 
     def __init__(self, root: Path, rng: random.Random) -> None:
-        from memtree.sanitize import sanitize
+        from memtree.write.sanitize import sanitize
 
         self._sanitize = sanitize
         self.rng = rng
@@ -249,8 +249,9 @@ ADD_STEPS = (
 
 def attribute_add(mt: Any, attribution: Attribution) -> None:
     """Wrap the steps of ``mt.add`` (see ADD_STEPS)."""
-    from memtree import retain, store
-    from memtree import tree as treemod
+    from memtree.notes import store
+    from memtree.notes import tree as treemod
+    from memtree.write import retain
 
     attribution.install(mt, "_route_scores", "route")
     attribution.install(retain, "retain", "retain")
@@ -541,7 +542,7 @@ def read_version(path: Path) -> str:
 
 
 def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> None:
-    from memtree.watch import Watcher
+    from memtree.serve.watch import Watcher
 
     MemTree = import_memtree()
     log: list[str] = []
@@ -676,7 +677,7 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
 
 
 def watcher_debounce() -> str:
-    from memtree import watch
+    from memtree.serve import watch
 
     return f"{watch.DEBOUNCE_S:g} s quiet, at most {watch.MAX_DELAY_S:g} s"
 
@@ -695,7 +696,7 @@ def _writer(root: str, facts: list[str], note: str) -> tuple[float, float, list[
 
 
 def bench_concurrency(out: Path, writers: int, per_writer: int, maker: FactMaker, report: Report) -> None:
-    from memtree.entries import parse_entries
+    from memtree.notes.entries import parse_entries
 
     facts = [[maker.make().text for _ in range(per_writer)] for _ in range(writers)]
     progress(f"{writers} processes × {per_writer} adds into {CONCURRENT_NOTE}")

@@ -8,23 +8,23 @@ __version__ = "0.1.0"
 __all__ = ["Hit", "MemTree", "MemtreeError", "SearchResult", "__version__"]
 
 if TYPE_CHECKING:
-    from .api import MemTree
-    from .errors import MemtreeError
-    from .search import Hit, SearchResult
+    from memtree.api import MemTree
+    from memtree.errors import MemtreeError
+    from memtree.search.pipeline import Hit, SearchResult
 
 
 def __getattr__(name: str) -> object:
     # Lazy: `import memtree` stays cheap; the CLI imports only what a command needs.
     if name == "MemTree":
-        from .api import MemTree
+        from memtree.api import MemTree
 
         return MemTree
     if name in ("Hit", "SearchResult"):
-        from . import search
+        from memtree.search import pipeline as search
 
         return getattr(search, name)
     if name == "MemtreeError":
-        from .errors import MemtreeError
+        from memtree.errors import MemtreeError
 
         return MemtreeError
     raise AttributeError(f"module 'memtree' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """`python -m memtree`."""
 
-from memtree.entry import main
+from memtree.cli.entry import main
 
 main()

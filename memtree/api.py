@@ -12,21 +12,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import dates, decay, store, text
-from . import tree as treemod
-from .config import Settings, load_settings
-from .errors import EmptyMemory, MemtreeError, QueryError
-from .index import Index, Report
-from .root import find_root
-from .routing import KeywordIndex
-from .search import SearchResult, quote_query, run
-from .writing import Writing
+from memtree.config import Settings, load_settings
+from memtree.errors import EmptyMemory, MemtreeError, QueryError
+from memtree.index.chunk_index import Index, Report
+from memtree.index.routing import KeywordIndex
+from memtree.notes import store
+from memtree.notes import tree as treemod
+from memtree.notes.root import find_root
+from memtree.search import decay
+from memtree.search.pipeline import SearchResult, quote_query, run
+from memtree.text import dates
+from memtree.text import terms as text
+from memtree.writing import Writing
 
 if TYPE_CHECKING:
-    from .context import Context
-    from .semantic import Layer
-    from .status import Status
-    from .usage import Usage
+    from memtree.lifecycle.status import Status
+    from memtree.lifecycle.usage import Usage
+    from memtree.search.context import Context
+    from memtree.search.semantic import Layer
 
 TIER_CHOICES = {
     "default": ("recall", "bank"),
@@ -146,7 +149,7 @@ class MemTree(Writing):
         ``embed`` also embeds every chunk without a vector (the semantic layer; raises
         EmbedUnavailable when it cannot load).
         """
-        from . import catalog
+        from memtree.write import catalog
 
         t0 = time.perf_counter()
         self._index.collect = {}
@@ -182,8 +185,8 @@ class MemTree(Writing):
         )
 
     def _embed_all(self, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
-        from .errors import MemtreeError
-        from .semantic import Layer, _read_lines
+        from memtree.errors import MemtreeError
+        from memtree.search.semantic import Layer, _read_lines
 
         layer = self._semantic_layer() or Layer(self.root, self.settings.embed, 0.6, 0.4)
         if layer.embedder() is None:
@@ -215,7 +218,7 @@ class MemTree(Writing):
 
         ``scope`` (default: ``search.scope`` in memtree.yaml) is the current scope: only entries
         of it and of the scopes above it are found, and its own get the scope boost. ``semantic``
-        forces the embedding layer on or off (default: ``embed.enabled``; see memtree.semantic).
+        forces the embedding layer on or off (default: ``embed.enabled``; see memtree.search.semantic).
         """
         if tier not in TIER_CHOICES:
             raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
@@ -229,7 +232,7 @@ class MemTree(Writing):
         scope = self.settings.search.scope if scope is None else scope
         chain = decay.parse_scope(scope) if scope else None
         moment = time.time() if now is None else now.timestamp()
-        # a day the query names is a term of its own (chunks carry their days: memtree.dates)
+        # a day the query names is a term of its own (chunks carry their days: memtree.text.dates)
         today = datetime.fromtimestamp(moment).date()
         words, days, _ = dates.query_dates(query, today)
         qterms = list(dict.fromkeys([*text.query_terms(words), *days]))
@@ -300,7 +303,7 @@ class MemTree(Writing):
         # process's first query is scored in Python and the vectorized scorer takes over after it.
         vectorize = self._searches > 0 or "numpy" in sys.modules
         self._searches += 1
-        from .banks import skipped
+        from memtree.lifecycle.banks import skipped
 
         skip = skipped(self.settings.disabled_banks)
         sem = None
@@ -332,7 +335,7 @@ class MemTree(Writing):
         if notices or sem is not None:
             from dataclasses import replace
 
-            from .semantic import RRF_K
+            from memtree.search.semantic import RRF_K
 
             weights = dict(result.weights)
             if sem is not None:
@@ -374,7 +377,7 @@ class MemTree(Writing):
         if self.settings.embed.enabled == "off":
             return None
         if self._semantic is None:
-            from .semantic import Layer
+            from memtree.search.semantic import Layer
 
             s = self.settings.search
             self._semantic = Layer(self.root, self.settings.embed, s.keyword_weight, s.semantic_weight)
@@ -386,7 +389,7 @@ class MemTree(Writing):
 
     def _usage_counter(self) -> Usage:
         if self._usage is None:
-            from .usage import Usage
+            from memtree.lifecycle.usage import Usage
 
             self._usage = Usage(self.root)
         return self._usage
@@ -423,7 +426,7 @@ class MemTree(Writing):
         now: datetime | None = None,
     ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
-        from .context import render
+        from memtree.search.context import render
 
         if budget < 1:
             raise QueryError("the token budget must be at least 1")
@@ -454,10 +457,10 @@ class MemTree(Writing):
         """Files, bytes, nodes and chunks per tier; oversized notes; stale index; dangling nodes; watcher."""
         from dataclasses import replace
 
-        from .banks import list_banks
-        from .consolidate import last_run
-        from .recall import status as recall_status
-        from .status import collect
+        from memtree.lifecycle.banks import list_banks
+        from memtree.lifecycle.consolidate import last_run
+        from memtree.lifecycle.recall import status as recall_status
+        from memtree.lifecycle.status import collect
 
         if not self._index.segments:
             self._index.load()
@@ -475,7 +478,7 @@ class MemTree(Writing):
         layer = self._semantic_layer()
         if layer is None:
             return {"enabled": "off", "active": False}
-        from .semantic import coverage
+        from memtree.search.semantic import coverage
 
         return coverage(self.root, self._index, layer)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from memtree.errors import ConfigError
 
 CONFIG_FILE = "memtree.yaml"
 
@@ -15,7 +15,7 @@ TREE_WEIGHT = 0.4
 BM25_WEIGHT = 0.6
 PARTIAL_MATCH = 0.7
 INFIX_MATCH = 0.5
-"""Strength of a Hangul query word found inside a longer compound (배포 in 무중단배포; memtree.text.match);
+"""Strength of a Hangul query word found inside a longer compound (배포 in 무중단배포; memtree.text.terms.match);
 0 turns infix matching off. Chosen on the KorQuAD dev set (README, "How search works"): 0.3, 0.5 and
 0.7 find the same hits (hit@1 0.928-0.929 against 0.924 without), 0.5 leaves more unanswerable
 questions empty than 0.7 and ranks slightly better than 0.3."""
@@ -32,12 +32,12 @@ EVIDENCE_WEIGHT = 0.5
 the KorQuAD dev set (README, "Long prompts"), where 0.5–1.0 tie and 0 loses a point of MRR."""
 ASIDE_WEIGHT = 0.3
 """Share of the BM25 score left to the words of a message's other clauses when one clause asks a
-question (memtree.evidence.boosts); chosen on the verbose KorQuAD set, reported on verbose LoCoMo
+question (memtree.search.evidence.boosts); chosen on the verbose KorQuAD set, reported on verbose LoCoMo
 (README, "Long prompts"). 1 turns it off."""
 QUERY_QUESTIONS = 4
 """Question clauses of a chat message the semantic layer embeds at most (the longest); why: a pasted
 3,000-character prompt then costs a few short embeddings. A message with no question, or only
-questions, is embedded whole (memtree.semantic.query_texts)."""
+questions, is embedded whole (memtree.search.semantic.query_texts)."""
 RECENCY_BOOST = 1.2
 SCOPE_BOOST = 1.3
 REFRESH_INTERVAL_S = 1.0
@@ -54,7 +54,7 @@ CONFLICT_THRESHOLD = 0.5
 MERGE_STRATEGY = "keep_best"
 ROUTE_THRESHOLD = 0.15
 """Untagged text goes to the best-routed note only if its route score (``tree_weight × tree +
-bm25_weight × coverage``, memtree.retain.route_blend) reaches this …"""
+bm25_weight × coverage``, memtree.write.retain.route_blend) reaches this …"""
 ROUTE_MARGIN = 1.1
 """… and beats the runner-up's by this factor; otherwise to the inbox. Both chosen with bench/routing.py
 on the even lines of tests/data/routing_labelled.jsonl, a wrong note costing twice an inbox miss
@@ -148,7 +148,7 @@ class EmbedSettings:
     fusion: str = "linear"  # linear: keyword_weight × keyword + semantic_weight × semantic; rrf
     min_similarity: float = 0.0  # τ: without keyword evidence a hit needs this cosine; 0 = the model's calibrated τ
     max_new: int = 256  # chunks a search may embed itself; past this, `memtree index --embed`
-    max_questions: int = QUERY_QUESTIONS  # a message's question clauses embedded at most (memtree.semantic)
+    max_questions: int = QUERY_QUESTIONS  # a message's question clauses embedded at most (memtree.search.semantic)
 
 
 @dataclass(frozen=True)

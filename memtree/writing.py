@@ -10,25 +10,26 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import store, text
-from . import tree as treemod
-from .errors import ChangedOnDisk, QueryError
+from memtree.errors import ChangedOnDisk, QueryError
+from memtree.notes import store
+from memtree.notes import tree as treemod
+from memtree.text import terms as text
 
 if TYPE_CHECKING:
-    from .aging import Aged
-    from .check import Problem
-    from .config import Settings
-    from .conflicts import Contradiction, OpenConflict
-    from .consolidate import Report as ConsolidateReport
-    from .exchange import Imported
-    from .index import Index, Report
-    from .journal import Logged
-    from .recall import Sync
-    from .reflect import DistillReport
-    from .retain import Decision
-    from .routing import KeywordIndex
-    from .split import SplitResult
-    from .usage import Usage
+    from memtree.config import Settings
+    from memtree.index.chunk_index import Index, Report
+    from memtree.index.routing import KeywordIndex
+    from memtree.lifecycle.aging import Aged
+    from memtree.lifecycle.consolidate import Report as ConsolidateReport
+    from memtree.lifecycle.recall import Sync
+    from memtree.lifecycle.reflect import DistillReport
+    from memtree.lifecycle.usage import Usage
+    from memtree.write.check import Problem
+    from memtree.write.conflicts import Contradiction, OpenConflict
+    from memtree.write.exchange import Imported
+    from memtree.write.journal import Logged
+    from memtree.write.retain import Decision
+    from memtree.write.split import SplitResult
 
 SPLIT_MIN_BYTES = 256
 BANK_TIER = frozenset({"bank"})
@@ -67,7 +68,7 @@ class Writing:
         origin: str | None = None,
     ) -> Decision:
         """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
-        from . import retain
+        from memtree.write import retain
 
         req = retain.Request(text, tag, to, tuple(tags), kind, source, scope, origin)
         retain.check_request(req, self.settings)
@@ -94,7 +95,7 @@ class Writing:
 
     def _route_scores(self, text_: str) -> dict[str, float]:
         """Route score of every note node for a text (how untagged text is routed; retain.route_blend)."""
-        from .retain import route_blend
+        from memtree.write.retain import route_blend
 
         tree_scores, coverage = self._route_signals(text_)
         cfg = self.settings.search
@@ -106,8 +107,8 @@ class Writing:
         Coverage is a chunk's BM25 evidence (Σ idf × match strength of the text's words it holds)
         over the text's Σ idf, with the statistics of bank/ alone: the text is about to join a note.
         """
-        from . import bm25
-        from .routing import route
+        from memtree.index import bm25
+        from memtree.index.routing import route
 
         qterms = text.query_terms(text_)
         if not qterms:
@@ -133,13 +134,13 @@ class Writing:
 
     def log(self, text_: str, *, source: str = "manual", now: datetime | None = None) -> Logged:
         """Append a timestamped, sanitized line to today's log in memory/."""
-        from .journal import append
+        from memtree.write.journal import append
 
         return append(self.root, text_, self.settings, now or datetime.now().astimezone(), source)
 
     def conflicts(self) -> list[OpenConflict]:
         """Open conflicts, oldest first."""
-        from . import conflicts
+        from memtree.write import conflicts
 
         return sorted(conflicts.load(self.root), key=lambda c: (c.created, c.id))
 
@@ -148,7 +149,7 @@ class Writing:
 
         With ``record`` each pair not yet open is added to conflicts.json, to settle with resolve.
         """
-        from . import conflicts
+        from memtree.write import conflicts
 
         retain = self.settings.retain
         found = conflicts.scan(self.root, retain.conflict_threshold, retain.merge_threshold)
@@ -170,7 +171,7 @@ class Writing:
 
     def resolve_conflict(self, conflict_id: str, keep: str) -> tuple[OpenConflict, str]:
         """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""
-        from . import conflicts
+        from memtree.write import conflicts
 
         settled = conflicts.resolve(self.root, conflict_id, keep)
         self.refresh()
@@ -180,20 +181,20 @@ class Writing:
         self, files: list[str] | None = None, since: date | None = None, dry_run: bool = False
     ) -> DistillReport:
         """Find knowledge in memory/ logs with the rule detectors and write it through `add`."""
-        from .reflect import run
+        from memtree.lifecycle.reflect import run
 
         cfg = self.settings.distill
         return run(self, files, since, dry_run, cfg.min_score, cfg.max_writes, cfg.llm_command or None)
 
     def export(self, bank: str | None = None) -> dict[str, Any]:
         """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
-        from .exchange import export
+        from memtree.write.exchange import export
 
         return export(self.root, bank)
 
     def import_(self, data: bytes, dry_run: bool = False) -> Imported:
         """Import an export document (bytes, ≤ 10 MB): validated whole, sanitized, deduplicated."""
-        from .exchange import import_, parse
+        from memtree.write.exchange import import_, parse
 
         result = import_(self.root, parse(data), self.settings.custom_patterns, dry_run)
         if not dry_run and (result.written or result.nodes_added):
@@ -202,7 +203,7 @@ class Writing:
 
     def check(self, files: list[str] | None = None) -> list[Problem]:
         """What `memtree check` refuses (nothing is written): oversized notes, tree problems, secrets."""
-        from .check import find_problems
+        from memtree.write.check import find_problems
 
         if files is None:
             return find_problems(self.root, self.settings)
@@ -246,13 +247,13 @@ class Writing:
 
     def decay(self) -> list[Aged]:
         """Every bank chunk's decay weight today, with why it is an archive candidate (if it is)."""
-        from .aging import survey
+        from memtree.lifecycle.aging import survey
 
         return survey(self.root, self._bank_notes(), self._usage_counter().retrievals())
 
     def archive(self, dry_run: bool = False) -> list[Aged]:
         """Move today's archive candidates to bank/_archive/ (never deleted); returns them."""
-        from .aging import archive, survey
+        from memtree.lifecycle.aging import archive, survey
 
         if dry_run:
             return [a for a in self.decay() if a.candidate]
@@ -267,8 +268,8 @@ class Writing:
         """Merge near-duplicates within each bank (dropped text kept in bank/_archive/); list archive candidates."""
         import time
 
-        from . import consolidate as con
-        from .aging import survey
+        from memtree.lifecycle import consolidate as con
+        from memtree.lifecycle.aging import survey
 
         started = time.time()
         now = started if now is None else now
@@ -296,8 +297,8 @@ class Writing:
 
     def recall_sync(self, dry_run: bool = False) -> Sync:
         """Reconcile recall/: drop stale excerpts, promote often-recalled entries, evict past the budget."""
-        from . import recall
-        from .aging import survey
+        from memtree.lifecycle import recall
+        from memtree.lifecycle.aging import survey
 
         cfg = self.settings.recall
         if dry_run:
@@ -314,7 +315,7 @@ class Writing:
 
 def _split_retrying(root: Path, rel: str, tree: treemod.Tree, limit: int) -> SplitResult:
     """split_file, planned again on the note as it is now when a hand edit lands mid-split."""
-    from .split import split_file
+    from memtree.write.split import split_file
 
     for _ in range(store.REWRITE_ATTEMPTS - 1):
         try:

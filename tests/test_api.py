@@ -10,7 +10,7 @@ import pytest
 
 from memtree import MemTree
 from memtree.errors import EmptyMemory, MemtreeError, QueryError, RootNotFound
-from memtree.root import find_root, init
+from memtree.notes.root import find_root, init
 
 # --- root discovery ------------------------------------------------------------------------------
 
@@ -88,7 +88,7 @@ def test_writing_in_a_fresh_root_lands_in_the_inbox_bank_and_says_what_it_create
     assert (tagged.path, tagged.new_nodes) == ("bank/identity/values.md", ("identity", "identity/values"))
     meetings = mt.add("Weekly sync is on Monday at 10:00", to="work/meetings")
     assert (meetings.path, meetings.new_nodes) == ("bank/work/meetings.md", ("work", "work/meetings"))
-    from memtree.banks import list_banks
+    from memtree.lifecycle.banks import list_banks
 
     assert [b.name for b in list_banks(root)] == ["identity", "inbox", "work"]
 

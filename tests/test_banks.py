@@ -10,9 +10,9 @@ import yaml
 from typer.testing import CliRunner
 
 from memtree import MemTree
-from memtree.banks import list_banks, set_enabled, skipped
-from memtree.cli import app
+from memtree.cli.app import app
 from memtree.errors import QueryError
+from memtree.lifecycle.banks import list_banks, set_enabled, skipped
 
 
 def test_banks_are_listed_with_their_counts(sample_root: Path) -> None:

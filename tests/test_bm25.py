@@ -1,4 +1,4 @@
-"""memtree.bm25: textbook BM25 on exact tokens (checked against rank_bm25), soft Korean matching."""
+"""memtree.index.bm25: textbook BM25 on exact tokens (checked against rank_bm25), soft Korean matching."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from rank_bm25 import BM25Okapi
 
-from memtree import bm25, text
-from memtree.bm25 import Segment, build_segment
+from memtree.index import bm25
+from memtree.index.bm25 import Segment, build_segment
+from memtree.text import terms as text
 
 # Words that are their own index term (no stemming, no stopword) and not prefixes of each other.
 VOCAB = "banana cherry lemon mango melon peach plum kiwi walnut almond pepper carrot radish turnip".split()

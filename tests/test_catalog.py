@@ -1,4 +1,4 @@
-"""memtree.catalog via MemTree.index(): new notes get nodes, gone notes lose theirs, humans win."""
+"""memtree.write.catalog via MemTree.index(): new notes get nodes, gone notes lose theirs, humans win."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import orjson
 
-from memtree import MemTree, text
-from memtree import tree as treemod
+from memtree import MemTree
+from memtree.notes import tree as treemod
+from memtree.text import terms as text
 
 ZOO = """---
 title: 동물원 노트

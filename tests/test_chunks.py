@@ -1,9 +1,9 @@
-"""memtree.chunks: Markdown → chunks with 1-based inclusive line ranges; frontmatter."""
+"""memtree.notes.chunks: Markdown → chunks with 1-based inclusive line ranges; frontmatter."""
 
 from __future__ import annotations
 
-from memtree import chunks
-from memtree.chunks import CHUNK_MAX_CHARS
+from memtree.notes import chunks
+from memtree.notes.chunks import CHUNK_MAX_CHARS
 
 
 def spans(source: str) -> list[tuple[int, int]]:

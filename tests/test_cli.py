@@ -1,4 +1,4 @@
-"""memtree.cli through typer's CliRunner: output, JSON, exit codes, one-line errors."""
+"""memtree.cli.app through typer's CliRunner: output, JSON, exit codes, one-line errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from helpers import assert_one_line_error, node, tree_json
 from typer.testing import CliRunner, Result
 
-from memtree.cli import app
+from memtree.cli.app import app
 
 
 def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:

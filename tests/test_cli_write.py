@@ -13,10 +13,10 @@ import pytest
 from helpers import assert_one_line_error, grown, snapshot
 from typer.testing import CliRunner, Result
 
-from memtree import tree as treemod
-from memtree.cli import app
-from memtree.entries import Entry, parse_entries
-from memtree.split import MARKER
+from memtree.cli.app import app
+from memtree.notes import tree as treemod
+from memtree.notes.entries import Entry, parse_entries
+from memtree.write.split import MARKER
 
 REDIS_OLD = "Redis 커넥션 풀은 10개면 충분하다"
 REDIS_NEW = "Redis 커넥션 풀은 최소 50개는 되어야 안정적이다"
@@ -458,7 +458,7 @@ def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_writte
 def test_resolve_changes_nothing_when_no_sentence_of_a_paragraph_clearly_conflicts(
     make_root: Callable[..., Path],
 ) -> None:
-    from memtree import conflicts
+    from memtree.write import conflicts
 
     paragraph = "배포는 금요일에 하지 않는다. 회의는 월요일 10시다."
     root = make_root(
@@ -597,7 +597,7 @@ def grow(note: Path, past: int = 10_240) -> str:
 def test_watch_json_writes_one_object_a_line_for_each_action(
     sample_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memtree.watch import Watcher
+    from memtree.serve.watch import Watcher
 
     def run_once(self: Watcher) -> None:  # the actions a real run logs, without an observer
         self.log(f"watching {self.root} (debounce 0.5 s)")

@@ -13,8 +13,8 @@ from pathlib import Path
 from helpers import write_root
 
 from memtree import MemTree
-from memtree import tree as treemod
-from memtree.entries import parse_entries
+from memtree.notes import tree as treemod
+from memtree.notes.entries import parse_entries
 
 WRITERS = 4
 ADDS = 100
@@ -71,7 +71,7 @@ def test_four_processes_adding_one_hundred_facts_each_lose_nothing(tmp_path: Pat
 KILLER = """
 import sys
 from pathlib import Path
-from memtree import store
+from memtree.notes import store
 path = Path(sys.argv[1])
 a, b = b"A" * 400_000 + b"\\n", b"B" * 600_000 + b"\\n"
 store.atomic_write(path, b)

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memtree import MemTree
-from memtree.cli import app
+from memtree.cli.app import app
 
 
 def test_different_numbers_and_a_negation_are_found_unrelated_entries_are_not(make_root: Callable[..., Path]) -> None:

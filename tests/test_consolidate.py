@@ -14,10 +14,11 @@ import pytest
 from helpers import snapshot, write_root, written_now
 from typer.testing import CliRunner
 
-from memtree import MemTree, aging, consolidate
-from memtree.cli import app
+from memtree import MemTree
+from memtree.cli.app import app
 from memtree.errors import MemtreeError
-from memtree.similarity import distinct_facts, similarity
+from memtree.lifecycle import aging, consolidate
+from memtree.write.similarity import distinct_facts, similarity
 
 DAY = 86_400
 NOW = 1_780_000_000.0  # a fixed clock for the archive stamp (2026-05-28)
@@ -97,7 +98,7 @@ def test_archive_moves_candidates_to_bank_archive_and_search_stops_finding_them(
 def test_an_entry_gone_since_the_survey_is_not_archived_and_nothing_else_moves(tmp_path: Path) -> None:
     root = _root(tmp_path)
     mt = MemTree(root, refresh_interval=0)
-    from memtree import aging
+    from memtree.lifecycle import aging
 
     found = [a for a in mt.decay() if a.candidate]
     note = root / "bank/tools/py.md"
@@ -219,7 +220,7 @@ def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
 
 
 def test_groups_never_hold_two_facts_even_through_a_chain() -> None:
-    from memtree import entries
+    from memtree.notes import entries
 
     texts = ["The API rate limit is 100 requests per minute", "The API rate limit is 100 requests per minute!!"]
     texts += ["The API rate limit is 1000 requests per minute", "The API rate limit is 1000 requests per minute."]

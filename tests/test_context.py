@@ -1,4 +1,4 @@
-"""memtree.context / `memtree context`: a prompt block within its budget that never breaks a chat."""
+"""memtree.search.context / `memtree context`: a prompt block within its budget that never breaks a chat."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memtree import MemTree, context, text
-from memtree.cli import app
+from memtree import MemTree
+from memtree.cli.app import app
+from memtree.search import context
+from memtree.text import terms as text
 
 
 @pytest.mark.parametrize("budget", [60, 150, 400, 2000])

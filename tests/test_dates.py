@@ -1,4 +1,4 @@
-"""memtree.dates: finding and resolving dates in notes and queries, and their index terms."""
+"""memtree.text.dates: finding and resolving dates in notes and queries, and their index terms."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memtree import dates, text
-from memtree.dates import DateMention, find_dates
+from memtree.text import dates
+from memtree.text import terms as text
+from memtree.text.dates import DateMention, find_dates
 
 # A fixed anchor (never today's date): Wednesday 13 March 2024, in a leap year.
 ANCHOR = date(2024, 3, 13)

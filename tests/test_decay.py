@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import final_score, write_root
 
-from memtree import MemTree, decay
+from memtree import MemTree
 from memtree.errors import QueryError
+from memtree.search import decay
 
 DAY = 86_400.0
 

@@ -1,4 +1,4 @@
-"""memtree.dense: the numpy backend ranks and scores exactly like the pure-Python one."""
+"""memtree.index.dense: the numpy backend ranks and scores exactly like the pure-Python one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import bump, steady
 
-from memtree import MemTree, dense
+from memtree import MemTree
+from memtree.index import dense
 
 pytest.importorskip("numpy")
 
@@ -58,7 +59,8 @@ def test_both_backends_give_the_same_results(sample_root: Path, monkeypatch: pyt
 
 
 def test_both_backends_agree_on_words_inside_compounds() -> None:
-    from memtree import bm25, text
+    from memtree.index import bm25
+    from memtree.text import terms as text
 
     docs = ["분산데이터베이스를 도입했다", "무중단배포 절차와 배포 일정", "무중단배포만", "국회의원 회의", "데이터"]
     seg = bm25.build_segment([("bank/a.md", [(i + 1, i + 1, text.terms(d)) for i, d in enumerate(docs)])])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memtree.distill import (
+from memtree.lifecycle.distill import (
     CONFIG_CHANGE,
     ERROR_FIX,
     MIN_SCORE,

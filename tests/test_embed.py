@@ -58,7 +58,7 @@ def one_line(exc: pytest.ExceptionInfo[EmbedUnavailable], *needles: str) -> str:
 
 def test_importing_the_package_loads_nothing_heavy() -> None:
     code = (
-        "import sys, memtree.embedding, memtree.vectors;"
+        "import sys, memtree.embedding, memtree.index.vectors;"
         "print(sorted(m for m in ('numpy', 'onnxruntime', 'tokenizers', 'onnx') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memtree.cli import app
-from memtree.entry import ContextArgs, parse_context
+from memtree.cli.app import app
+from memtree.cli.entry import ContextArgs, parse_context
 
 
 def test_the_fast_parser_reads_every_option_form() -> None:

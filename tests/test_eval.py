@@ -1,4 +1,4 @@
-"""memtree.evaluate and `memtree eval`: the query file, matching, metrics, errors, and agreement with score.py."""
+"""memtree.search.evaluate and `memtree eval`: the query file, matching, metrics, errors, agreement with score.py."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
-import memtree.cli_eval  # registers `eval` on the app
-from memtree import tree as treemod
-from memtree import usage
+import memtree.cli.eval  # registers `eval` on the app
 from memtree.api import MemTree
-from memtree.cli import app
+from memtree.cli.app import app
 from memtree.errors import QueryError
-from memtree.evaluate import (
+from memtree.lifecycle import usage
+from memtree.notes import tree as treemod
+from memtree.search.evaluate import (
     Found,
     Query,
     QueryFileError,
@@ -606,10 +606,10 @@ def test_help_describes_the_query_file() -> None:
 def test_progress_counter_only_on_a_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert memtree.cli_eval._counter(False)[0] is None
+    assert memtree.cli.eval._counter(False)[0] is None
     now = iter([100.0, 100.1, 101.0, 101.05, 101.5])  # start, too early, shown, too soon, shown
-    monkeypatch.setattr(memtree.cli_eval.time, "monotonic", lambda: next(now))
-    progress, done = memtree.cli_eval._counter(True)
+    monkeypatch.setattr(memtree.cli.eval.time, "monotonic", lambda: next(now))
+    progress, done = memtree.cli.eval._counter(True)
     assert progress is not None
     for i in range(1, 5):
         progress(i, 40)

@@ -1,4 +1,4 @@
-"""memtree.evidence: long, polite, chatty queries are judged by the clause the memory answers."""
+"""memtree.search.evidence: long, polite, chatty queries are judged by the clause the memory answers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memtree import MemTree, evidence, text
+from memtree import MemTree
+from memtree.search import evidence
+from memtree.text import terms as text
 
 
 @pytest.mark.parametrize("term", ["있나요", "궁금합니다", "하셨어요", "해요", "ㅎㅎ", "알려주시겠어요", "하는데"])
@@ -159,7 +161,7 @@ def test_lazy_weighing_returns_what_weighing_every_candidate_returns(
 ) -> None:
     # Why: the ceilings only skip work; with evidence re-ranking they must never change a result.
     # No reinforcement: the first pass's recall counts would lift the second pass's decay.
-    from memtree import search as search_module
+    from memtree.search import pipeline as search_module
 
     (sample_root / "memtree.yaml").write_text("search:\n  reinforce: false\n", encoding="utf-8")
     mt = MemTree(sample_root, refresh_interval=0)

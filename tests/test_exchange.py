@@ -1,4 +1,4 @@
-"""memtree.exchange / `memtree export` and `memtree import`: one JSON document, a backup and a merge."""
+"""memtree.write.exchange / `memtree export` and `memtree import`: one JSON document, a backup and a merge."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from memtree import MemTree, conflicts
-from memtree.cli import app
+from memtree import MemTree
+from memtree.cli.app import app
 from memtree.errors import QueryError
-from memtree.exchange import IMPORT_MAX_BYTES, dumps, size_warning
-from memtree.root import init
+from memtree.notes.root import init
+from memtree.write import conflicts
+from memtree.write.exchange import IMPORT_MAX_BYTES, dumps, size_warning
 
 WORDS = "사과 배포 크론 설계 원칙 가치관 회의 Redis pool cache tree index note 마감 KST 서버 로그".split()
 word = st.sampled_from(WORDS)
@@ -285,7 +286,7 @@ def test_a_file_that_is_not_a_tracked_note_is_refused_whole(tmp_path: Path, path
 
 def test_an_export_too_big_to_import_says_so(sample_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert size_warning(b"{}") is None
-    monkeypatch.setattr("memtree.exchange.IMPORT_MAX_BYTES", 100)
+    monkeypatch.setattr("memtree.write.exchange.IMPORT_MAX_BYTES", 100)
     result = CliRunner().invoke(app, ["export", "--root", str(sample_root)])
     assert result.exit_code == 0 and json.loads(result.stdout)["version"] == 2
     assert "over the 100 an import takes" in result.stderr and "--bank" in result.stderr

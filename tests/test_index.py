@@ -1,4 +1,4 @@
-"""memtree.index: the persisted chunk index follows the notes on disk, file by file."""
+"""memtree.index.chunk_index: the persisted chunk index follows the notes on disk, file by file."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from helpers import bump, steady
 
 from memtree import MemTree
-from memtree.index import MAX_DELTAS, Index
+from memtree.index.chunk_index import MAX_DELTAS, Index
 
 NOTES = {
     "bank/fruit.md": "# 과일\n\n사과와 배는 가을 과일이다.\n",
@@ -238,9 +238,11 @@ def test_keywords_from_the_notes_as_indexed_equal_those_of_the_whole_notes(make_
     words); the catalog's suggestions must equal those made from the whole note and its counts."""
     from collections import Counter
 
-    from memtree import catalog, chunks, text
-    from memtree.entries import strip_meta
-    from memtree.index import _days
+    from memtree.index.chunk_index import _days
+    from memtree.notes import chunks
+    from memtree.notes.entries import strip_meta
+    from memtree.text import terms as text
+    from memtree.write import catalog
 
     root = make_root(
         {

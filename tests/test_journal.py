@@ -1,4 +1,4 @@
-"""memtree.journal (`memtree log`): the time a log line carries."""
+"""memtree.write.journal (`memtree log`): the time a log line carries."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from helpers import write_root
 
 from memtree import MemTree
-from memtree.distill import parse_log
 from memtree.errors import QueryError
-from memtree.journal import leading_time
+from memtree.lifecycle.distill import parse_log
+from memtree.write.journal import leading_time
 
 KST = timezone(timedelta(hours=9))
 LATER = datetime(2026, 11, 29, 14, 47, tzinfo=KST)

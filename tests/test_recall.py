@@ -8,8 +8,9 @@ from pathlib import Path
 from helpers import snapshot, write_root
 from typer.testing import CliRunner
 
-from memtree import MemTree, recall
-from memtree.cli import app
+from memtree import MemTree
+from memtree.cli.app import app
+from memtree.lifecycle import recall
 
 NOTE = "\n".join(
     [

@@ -12,10 +12,10 @@ from helpers import snapshot
 from typer.testing import CliRunner
 
 from memtree import MemTree
-from memtree.cli import app
+from memtree.cli.app import app
 from memtree.config import DistillSettings
-from memtree.entries import parse_entries
 from memtree.errors import QueryError
+from memtree.notes.entries import parse_entries
 
 
 def bank_entries(root: Path) -> list:

@@ -1,4 +1,4 @@
-"""memtree.render: the snippet shown for a hit, the words highlighted in it, and what never reaches a terminal."""
+"""memtree.cli.render: the snippet shown for a hit, the words highlighted in it, and what never reaches a terminal."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from helpers import node
 from typer.testing import CliRunner
 
-from memtree.cli import app
-from memtree.render import SHOWN_LINE_CHARS, SNIPPET_CHARS, highlighter, print_hits, printable, snippet
-from memtree.search import Hit, SearchResult
+from memtree.cli.app import app
+from memtree.cli.render import SHOWN_LINE_CHARS, SNIPPET_CHARS, highlighter, print_hits, printable, snippet
+from memtree.search.pipeline import Hit, SearchResult
 
 SIGNALS = {"tree": 1.0, "bm25": 1.0, "bm25_norm": 1.0, "keyword": 1.0, "coverage": 1.0}
 

@@ -1,4 +1,4 @@
-"""memtree.retain (via MemTree.add): sanitize → route → dedup/conflict → write, and its refusals."""
+"""memtree.write.retain (via MemTree.add): sanitize → route → dedup/conflict → write, and its refusals."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from helpers import snapshot
 
 from memtree import MemTree
-from memtree import tree as treemod
-from memtree.entries import parse_entries
 from memtree.errors import QueryError
-from memtree.retain import Conflict, Created, Duplicate, Merged, with_nodes
+from memtree.notes import tree as treemod
+from memtree.notes.entries import parse_entries
+from memtree.write.retain import Conflict, Created, Duplicate, Merged, with_nodes
 
 KST = timezone(timedelta(hours=9))
 NOW = datetime(2026, 11, 29, 14, 20, tzinfo=KST)

@@ -1,4 +1,4 @@
-"""memtree.routing: keyword matching by the one rule (memtree.text.match), and its agreement with BM25."""
+"""memtree.index.routing: keyword matching by the one rule (memtree.text.terms.match), and its agreement with BM25."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from helpers import node
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtree import MemTree, bm25, routing, text, tree
-from memtree.text import Match
+from memtree import MemTree
+from memtree.index import bm25, routing
+from memtree.notes import tree
+from memtree.text import terms as text
+from memtree.text.terms import Match
 
 INFIX = 0.5
 

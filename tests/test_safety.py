@@ -20,10 +20,11 @@ import pytest
 from helpers import assert_one_line_error, snapshot, write_root
 from typer.testing import CliRunner
 
-from memtree import MemTree, store
-from memtree.cli import app
-from memtree.entries import parse_entries
+from memtree import MemTree
+from memtree.cli.app import app
 from memtree.errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
+from memtree.notes import store
+from memtree.notes.entries import parse_entries
 
 FACTS = [{"id": "facts", "path": "bank/facts.md", "keywords": ["facts"], "parent": None, "children": [], "weight": 1.0}]
 
@@ -270,7 +271,7 @@ def test_a_write_sweeps_its_folders_leftover_temp_files_and_sweep_cleans_the_roo
 
 
 def test_init_ignores_memtree_temp_files_in_git(tmp_path: Path) -> None:
-    root, _ = __import__("memtree.root", fromlist=["init"]).init(tmp_path / "fresh")
+    root, _ = __import__("memtree.notes.root", fromlist=["init"]).init(tmp_path / "fresh")
     assert ".*.memtree-*.tmp" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 
@@ -369,8 +370,8 @@ def test_check_reports_leftovers_and_notes_without_a_node_and_fix_repairs_both(t
 
 
 def test_a_deleted_note_is_skipped_with_a_warning_and_the_watcher_drops_its_node(sample_root: Path) -> None:
-    from memtree import tree as treemod
-    from memtree.watch import Watcher
+    from memtree.notes import tree as treemod
+    from memtree.serve.watch import Watcher
 
     mt = MemTree(sample_root, refresh_interval=0)
     assert mt.search("크론 스케줄").hits
@@ -407,7 +408,7 @@ def test_entries_of_two_scopes_in_one_small_note_neither_hide_nor_conflict(tmp_p
 def test_an_nfd_named_note_is_found_and_written_by_its_nfc_name(tmp_path: Path) -> None:
     import unicodedata
 
-    from memtree import tree as treemod
+    from memtree.notes import tree as treemod
 
     root = write_root(tmp_path / "root", {}, [])
     nfd = unicodedata.normalize("NFD", "쿠버네티스")

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from memtree import MemTree
 from memtree.errors import QueryError
-from memtree.root import init
-from memtree.sanitize import BUILTIN_RULES, MARKER_RE, Redaction, Sanitizer, sanitize
+from memtree.notes.root import init
+from memtree.write.sanitize import BUILTIN_RULES, MARKER_RE, Redaction, Sanitizer, sanitize
 
 # Fake secrets are assembled from pieces so that secret scanners do not flag this file.
 GITHUB = "ghp" + "_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -1,4 +1,4 @@
-"""memtree.search through MemTree: ranking, hits, rejection, tiers, k, budget, cache, fallback."""
+"""memtree.search.pipeline through MemTree: ranking, hits, rejection, tiers, k, budget, cache, fallback."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import bump, final_score, node, tree_json
 
-from memtree import MemTree, text
-from memtree.search import Hit
+from memtree import MemTree
+from memtree.search.pipeline import Hit
+from memtree.text import terms as text
 
 SIGNALS = {"tree", "bm25", "bm25_norm", "keyword", "coverage"}
 

@@ -18,9 +18,10 @@ from typer.testing import CliRunner
 
 np = pytest.importorskip("numpy")
 
-from memtree import MemTree, semantic  # noqa: E402
-from memtree.cli import app  # noqa: E402
+from memtree import MemTree  # noqa: E402
+from memtree.cli.app import app  # noqa: E402
 from memtree.errors import MemtreeError  # noqa: E402
+from memtree.search import semantic  # noqa: E402
 
 CONCEPTS = {
     "테스트": "test",
@@ -78,7 +79,7 @@ NOTES = {
 
 @pytest.fixture
 def embedder(monkeypatch: pytest.MonkeyPatch) -> ConceptEmbedder:
-    pytest.importorskip("memtree.vectors", reason="the vector cache (memtree.vectors) is needed")
+    pytest.importorskip("memtree.index.vectors", reason="the vector cache (memtree.index.vectors) is needed")
     fake = ConceptEmbedder()
     monkeypatch.setattr(semantic, "load", lambda model_dir: fake)
     return fake

@@ -1,4 +1,4 @@
-"""memtree.similarity: properties of every candidate, and the chosen function held to its measured figures."""
+"""memtree.write.similarity: properties of every candidate, and the chosen function held to its measured figures."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtree import similarity as sim
-from memtree.entries import normalize
-from memtree.text import terms
+from memtree.notes.entries import normalize
+from memtree.text.terms import terms
+from memtree.write import similarity as sim
 
 PAIRS_FILE = Path(__file__).parent / "data" / "dedup_pairs.jsonl"
 PAIRS = [json.loads(line) for line in PAIRS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]

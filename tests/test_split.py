@@ -1,4 +1,4 @@
-"""memtree.split: plan (pure), join, slugs, idempotence, and split_file on disk with the tree."""
+"""memtree.write.split: plan (pure), join, slugs, idempotence, and split_file on disk with the tree."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from helpers import REPO, node
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtree import split as split_module
-from memtree import store
-from memtree import tree as treemod
 from memtree.errors import ChangedOnDisk, MemtreeError
-from memtree.split import MARKER, SplitPlan, join_parts, plan_split, slugify, split_file
+from memtree.notes import store
+from memtree.notes import tree as treemod
+from memtree.write import split as split_module
+from memtree.write.split import MARKER, SplitPlan, join_parts, plan_split, slugify, split_file
 
 KO = ["가치관이", "판단기준을", "원칙은", "메모리", "검색에서", "한국어", "조사가", "파일을", "분할한다", "물", "집에"]
 EN = ["memory", "split", "note", "heading", "cron", "search", "values", "paths", "Redis", "pool", "KST"]

@@ -1,4 +1,4 @@
-"""memtree.store: tier walking with ignore rules, safe reads, atomic writes."""
+"""memtree.notes.store: tier walking with ignore rules, safe reads, atomic writes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memtree import store
+from memtree.notes import store
 
 
 def test_walk_lists_notes_of_the_tiers_and_skips_noise(tmp_path: Path) -> None:

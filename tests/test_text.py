@@ -1,4 +1,4 @@
-"""memtree.text: normalization, Korean-aware terms, matching strength, token estimates."""
+"""memtree.text.terms: normalization, Korean-aware terms, matching strength, token estimates."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from memtree import text
+from memtree.text import terms as text
 
 
 def test_nfd_hangul_gives_the_same_terms_as_nfc() -> None:

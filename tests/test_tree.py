@@ -1,4 +1,4 @@
-"""memtree.tree: the tree-index.json model, deterministic dumps, strict validation, routing."""
+"""memtree.notes.tree: the tree-index.json model, deterministic dumps, strict validation, routing."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from helpers import node, tree_json, write_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtree import routing, tree
 from memtree.errors import TreeError
+from memtree.index import routing
+from memtree.notes import tree
 
 # --- round trip (hypothesis) -----------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from helpers import snapshot
 
 from memtree import MemTree
-from memtree.usage import Usage, chunk_keys
+from memtree.lifecycle.usage import Usage, chunk_keys
 
 
 def test_search_hits_are_counted_per_entry_and_get_separately(sample_root: Path) -> None:
@@ -75,8 +75,8 @@ def test_a_cli_search_counts_its_hits_before_the_process_exits(sample_root: Path
 
 
 def test_the_one_line_fast_path_keys_entries_as_parsing_them_does() -> None:
-    from memtree import entries
-    from memtree.usage import entry_keys
+    from memtree.lifecycle.usage import entry_keys
+    from memtree.notes import entries
 
     for line in (
         "- 금요일에는 배포하지 않는다",

@@ -1,4 +1,4 @@
-"""The vector cache (memtree.vectors): keyed by chunk text hash and model id, atomic, never mixed."""
+"""The vector cache (memtree.index.vectors): keyed by chunk text hash and model id, atomic, never mixed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from memtree.vectors import VectorCache, digest  # noqa: E402
+from memtree.index.vectors import VectorCache, digest  # noqa: E402
 
 DIM = 8
 

@@ -1,4 +1,4 @@
-"""memtree.watch: relevant(), the Watcher in a background thread, the heartbeat, a read-only
+"""memtree.serve.watch: relevant(), the Watcher in a background thread, the heartbeat, a read-only
 .memtree/, and `memtree watch` stopped by SIGINT (also when started with SIGINT ignored) and SIGTERM.
 
 No timing is asserted: every wait polls for an outcome with a generous deadline.
@@ -23,11 +23,13 @@ import pytest
 from helpers import DEADLINE_S, bump, grown, wait_for
 from typer.testing import CliRunner
 
-from memtree import MemTree, store, watch
-from memtree import tree as treemod
-from memtree.cli import app
-from memtree.index import Index
-from memtree.watch import HEARTBEAT_FILE, Watcher, relevant, stopping_on_signals
+from memtree import MemTree
+from memtree.cli.app import app
+from memtree.index.chunk_index import Index
+from memtree.notes import store
+from memtree.notes import tree as treemod
+from memtree.serve import watch
+from memtree.serve.watch import HEARTBEAT_FILE, Watcher, relevant, stopping_on_signals
 
 
 class Log:

@@ -1,0 +1,5 @@
+"""Index: what is derived from the notes and rebuildable — segments, BM25 (pure Python and numpy), the tree's
+keyword index, the vector cache, and the persisted chunk index in ``.memtree/``.
+
+May import: memtree.text, memtree.notes.
+"""

@@ -1,0 +1,508 @@
+"""The persisted chunk index in ``.memtree/index``: build, load, and refresh file by file.
+
+Layout: ``manifest.json`` names the live segments and records every note's mtime, size and
+content hash; each ``seg-N/`` folder holds one immutable segment (``terms.txt`` and raw native
+arrays). A full build writes one *base* segment. A refresh re-reads only notes whose mtime or
+size changed (and whose content hash really differs), rebuilds a small *delta* segment from
+every note changed since the base, and marks those notes' old chunks in the base dead — so an
+edit made in any editor is searchable on the next call while the base stays untouched. When
+the delta grows past a fifth of the memory, the next refresh rebuilds the base instead.
+
+Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot be written
+(a read-only checkout), the index lives in memory for the process and a warning says so.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import gc
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from memtree.index import segment_files
+from memtree.index.bm25 import Segment, build_segment, merge_segments
+from memtree.notes import store
+from memtree.notes.entries import strip_meta
+from memtree.text import terms as text
+
+if TYPE_CHECKING:
+    from datetime import date
+
+    from memtree.notes.chunks import Document
+    from memtree.write.catalog import Parsed
+
+INDEX_FORMAT = 5  # 5: chunks carry date terms (memtree.text.dates) and the words of the headings above them
+INDEX_DIR = "index"
+MANIFEST = "manifest.json"
+VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell cheaply whether to reload
+RACY_NS = 2_000_000_000
+"""A note modified this recently can change again without its mtime or size moving (coarse
+timestamps), so it is re-hashed on every check until it is older (git's "racily clean" case)."""
+MAX_DELTAS = 6
+"""More delta segments than this are folded into one (from their postings: cheap, nothing re-read)."""
+DELTA_REBUILD_SHARE = 0.2
+"""A delta holding more than this share of all bytes triggers a full rebuild."""
+_ROW = attrgetter("tier", "mtime_ns", "size", "hash", "segment", "chunks")
+"""A FileEntry as its manifest row (a JSON array, FileEntry's fields in order)."""
+_OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
+
+
+@dataclass
+class FileEntry:
+    """A note known to the index."""
+
+    tier: str
+    mtime_ns: int
+    size: int
+    hash: str
+    segment: str
+    chunks: int
+
+
+@dataclass
+class Report:
+    """What a refresh did: files added, changed and removed, skipped notes, and timings."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    rebuilt: bool = False
+
+    @property
+    def touched(self) -> bool:
+        """True when the searchable content changed."""
+        return bool(self.added or self.changed or self.removed or self.rebuilt)
+
+
+def content_hash(data: bytes) -> str:
+    """A short, stable content hash (blake2b, 16 bytes)."""
+    import hashlib  # lazy: a search that finds nothing changed never hashes
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass
+class _Parsed:
+    path: str
+    tier: str
+    mtime_ns: int
+    size: int
+    hash: str
+    chunks: list[tuple[int, int, list[str]]]  # (start, end, terms)
+
+
+class Index:
+    """All segments of one memory root, kept in step with the notes on disk."""
+
+    def __init__(self, root: Path, max_note_bytes: int | None = None) -> None:
+        self.root = root
+        if max_note_bytes is None:  # the caller did not pass its settings: read them
+            from memtree.config import load_settings
+
+            max_note_bytes = load_settings(root).index.max_note_bytes
+        self.max_note_bytes = max_note_bytes
+        self.dir = root / store.STATE_DIR / INDEX_DIR
+        self.files: dict[str, FileEntry] = {}
+        self.segments: dict[str, Segment] = {}
+        self.base: str | None = None
+        self.deltas: list[str] = []  # small segments of notes changed since the base, oldest first
+        self.version = 0
+        self.persist = True
+        self.warnings: list[str] = []
+        self.term_cache: dict[tuple[str, str, float], object] = {}  # IDF cache: per-term matches and df
+        # while `memtree index` runs: bank notes as just parsed, so the catalog need not read them again
+        self.collect: dict[str, Parsed] | None = None
+        self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
+
+    # --- loading ------------------------------------------------------------------------
+
+    def load(self) -> bool:
+        """Load the persisted index; False when there is none (or it is unusable)."""
+        try:
+            manifest = orjson.loads((self.dir / MANIFEST).read_bytes())
+            if (
+                manifest.get("format") != INDEX_FORMAT
+                or manifest.get("byteorder") != sys.byteorder
+                or manifest.get("tokenizer") != text.TOKENIZER_VERSION
+            ):
+                return False
+            segments = {name: segment_files.read(self.dir / name) for name in manifest["segments"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        self.files = {p: FileEntry(*v) for p, v in manifest["files"].items()}
+        self.segments = segments
+        self.base, self.deltas = manifest.get("base"), list(manifest.get("deltas", []))
+        self.version = manifest["version"]
+        self.skipped = {p: tuple(v) for p, v in manifest.get("skipped", {}).items()}  # type: ignore[misc]
+        # Why: index.max_note_bytes may have changed since: a note now under it is read again, one over it dropped.
+        self.skipped = {p: v for p, v in self.skipped.items() if not (_OVER in v[2] and v[1] <= self.max_note_bytes)}
+        self.files = {p: e for p, e in self.files.items() if e.size <= self.max_note_bytes}
+        self._mark_dead()
+        self.term_cache.clear()
+        return True
+
+    def _mark_dead(self) -> None:
+        for name, seg in self.segments.items():
+            dead = frozenset(i for i, p in enumerate(seg.files) if p not in self.files or self.files[p].segment != name)
+            if dead != seg.dead_files:
+                seg.set_dead(dead)
+
+    # --- refreshing ---------------------------------------------------------------------
+
+    def refresh(
+        self,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        paths: list[str] | None = None,
+    ) -> Report:
+        """Bring the index in step with the notes on disk (a full build when needed or forced).
+
+        Checking costs one stat per note and takes no lock; only when something changed does
+        the refresh lock the index, re-read it (another process may have just refreshed) and
+        write the new segment. ``paths`` limits the check to those notes (a writer's own).
+        """
+        report = Report()
+        if not self.segments and self.persist and not force:
+            self.load()
+        if paths is not None and self.segments and not force:
+            disk = self._known_plus(paths)
+        else:
+            disk, report.warnings = store.walk(self.root)
+        if not force and self.segments and not self._stale(disk):
+            report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
+            return report
+        try:
+            ctx = store.locked(self.dir.parent / "index.lock") if self.persist else contextlib.nullcontext()
+            with ctx:
+                if self.persist and not force and self._disk_version() != self.version:
+                    self.load()  # another process refreshed while we waited for the lock
+                    if paths is not None:
+                        # Why: the notes as last indexed are those just loaded, not the ones we
+                        # had; the old list would read another writer's new notes as removed.
+                        disk = self._known_plus(paths)
+                self._apply(disk, report, force, progress)
+        except OSError as exc:  # .memtree/ cannot be created or locked: read-only checkout, a file, …
+            self.persist = False
+            reason = exc.strerror or type(exc).__name__
+            self.warnings.append(f"{self.dir.parent} is not usable ({reason}); the index is kept in memory only")
+            self._apply(disk, report, force, progress)
+        return report
+
+    def _known_plus(self, paths: list[str]) -> list[store.FileStat]:
+        """The notes as last indexed, with ``paths`` stat'ed afresh (a writer's own notes)."""
+        fresh = {}
+        for rel in paths:
+            try:
+                st = os.stat(self.root / rel)
+            except OSError:
+                continue
+            fresh[rel] = store.FileStat(rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)
+        known = [store.FileStat(p, e.tier, e.mtime_ns, e.size) for p, e in self.files.items() if p not in fresh]
+        return sorted([*known, *fresh.values()], key=lambda f: f.path)
+
+    def _disk_version(self) -> int:
+        try:
+            return int((self.dir / VERSION_FILE).read_text())
+        except (OSError, ValueError):
+            return -1
+
+    def _stale(self, disk: list[store.FileStat]) -> bool:
+        seen = 0
+        racy_after = time.time_ns() - RACY_NS
+        for f in disk:
+            e = self.files.get(f.path)
+            if e is None:
+                skip = self.skipped.get(f.path)
+                if skip is None or (skip[0], skip[1]) != (f.mtime_ns, f.size):
+                    return True
+                continue
+            seen += 1
+            if e.mtime_ns != f.mtime_ns or e.size != f.size or f.mtime_ns >= racy_after:
+                return True
+        return seen != len(self.files)
+
+    def _apply(
+        self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
+    ) -> None:
+        with _collector_paused():
+            self._apply_changes(disk, report, force, progress)
+
+    def _apply_changes(
+        self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
+    ) -> None:
+        on_disk = {f.path: f for f in disk}
+        racy_after = time.time_ns() - RACY_NS
+        skipped_before = dict(self.skipped)
+        suspects = []
+        for f in disk:
+            entry, skip = self.files.get(f.path), self.skipped.get(f.path)
+            if not force and entry is None and skip is not None and skip[:2] == (f.mtime_ns, f.size):
+                report.warnings.append(f"{f.path}: skipped, {skip[2]}")
+            elif (
+                force
+                or entry is None
+                or (entry.mtime_ns, entry.size) != (f.mtime_ns, f.size)
+                or f.mtime_ns >= racy_after
+            ):
+                suspects.append(f)
+        removed = [p for p in self.files if p not in on_disk]
+        parsed: dict[str, _Parsed | None] = {}
+        stat_only = False
+        for i, f in enumerate(suspects):
+            if progress:
+                progress(i + 1, len(suspects))
+            read = self._read(f, report.warnings)
+            if read is None:
+                parsed[f.path] = None
+                continue
+            old = self.files.get(f.path)
+            if old is not None and old.hash == read[1] and not force:  # touched or racy, not changed
+                if (old.mtime_ns, old.size) != (f.mtime_ns, f.size):
+                    old.mtime_ns, old.size = f.mtime_ns, f.size
+                    stat_only = True
+                continue
+            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings)
+        # unreadable notes leave the index like removed ones
+        removed += [p for p, item in parsed.items() if item is None and p in self.files]
+        parsed = {p: item for p, item in parsed.items() if item is not None}
+        gone = [p for p in self.skipped if p not in on_disk]
+        for p in gone:
+            del self.skipped[p]
+        if not parsed and not removed and not force and self.segments:
+            if stat_only or self.skipped != skipped_before:
+                self._save_manifest()
+            return
+        for p in parsed:
+            (report.changed if p in self.files else report.added).append(p)
+        report.removed = sorted(set(removed))
+        for p in report.removed:
+            self.files.pop(p, None)
+        total = sum(f.size for f in disk) or 1
+        outside = {p for p, e in self.files.items() if e.segment != self.base} | set(parsed)
+        outside_bytes = sum(on_disk[p].size for p in outside if p in on_disk)
+        if force or self.base is None or outside_bytes > DELTA_REBUILD_SHARE * total:
+            report.rebuilt = True
+            everything = {p: parsed.get(p) for p in on_disk}
+            for p, item in everything.items():
+                skip = self.skipped.get(p)
+                if skip is not None and skip[:2] == (on_disk[p].mtime_ns, on_disk[p].size):
+                    continue  # too big or not UTF-8, and already said so: one warning per note
+                if item is None:
+                    everything[p] = self._load(on_disk[p], report.warnings)
+            self._install([it for it in everything.values() if it is not None], as_base=True)
+        elif parsed:
+            # only the notes changed now are parsed: older deltas keep theirs, their copies go dead
+            self._install([it for it in parsed.values() if it is not None], as_base=False)
+        else:
+            self._install([], as_base=False)  # removals only: their chunks go dead
+
+    def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
+        """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
+        try:
+            with open(os.path.join(self.root, f.path), "rb") as fh:
+                data = fh.read(self.max_note_bytes + 1)  # never more: it may have grown since the stat
+            if len(data) > self.max_note_bytes:
+                why = (
+                    f"{max(f.size, len(data)):,} bytes, {_OVER} ({self.max_note_bytes:,}): split it or raise the limit"
+                )
+                warnings.append(f"{f.path}: skipped, {why}")
+                self.skipped[f.path] = (f.mtime_ns, f.size, why)
+                return None
+            body = store.decode_note(data)
+        except UnicodeDecodeError:
+            warnings.append(f"{f.path}: skipped, not UTF-8 text")
+            self.skipped[f.path] = (f.mtime_ns, f.size, "not UTF-8 text")
+            return None
+        except OSError as exc:
+            warnings.append(f"{f.path}: skipped ({exc.strerror})")
+            return None
+        self.skipped.pop(f.path, None)
+        return body, content_hash(data)
+
+    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
+        """Chunk and tokenize one note."""
+        from memtree.notes import chunks as chunking  # lazy: only a changed note is parsed
+
+        doc = chunking.parse(body)
+        if doc.meta_error:
+            warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
+        texts = [strip_meta(c.text) if "memtree:" in c.text else c.text for c in doc.chunks]
+        collect = self.collect if f.tier == "bank" else None
+        if collect is None:
+            words = [text.terms(t) for t in texts]
+        else:  # keyword suggestions show a term's first word: keep each chunk's words while they are at hand
+            pairs = [text.words_and_terms(t) for t in texts]
+            words = [list(filter(None, ts)) if "" in ts else ts for _, ts in pairs]
+        own = [ts + day if day else ts for ts, day in zip(words, _days(f.path, doc, texts))]
+        # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
+        heading_terms: dict[tuple[str, ...], list[str]] = {(): []}  # chunks of a section share their headings
+        items: list[tuple[int, int, list[str]]] = []
+        for c, ts in zip(doc.chunks, own):
+            above = heading_terms.get(c.headings)
+            if above is None:
+                above = heading_terms[c.headings] = text.terms(" ".join(c.headings))
+            items.append((c.start, c.end, ts + above if above else ts))
+        if collect is not None:  # keyword suggestions count each word once, where it is
+            from memtree.write.catalog import KEYWORD_MIN_TF
+
+            # Why only the frequent terms, and the note without its text: no other term can be a
+            # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
+            frequent = {t: n for t, n in Counter(chain.from_iterable(own)).items() if n >= KEYWORD_MIN_TF}
+            collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, frequent))
+        return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
+
+    def _load(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
+        read = self._read(f, warnings)
+        return None if read is None else self._parse(f, read[0], read[1], warnings)
+
+    def _install(self, items: list[_Parsed], as_base: bool) -> None:
+        """Make ``items`` live: as the new base, or as one more delta segment (none for removals)."""
+        before = set(self.segments)
+        name = f"seg-{self.version + 1}"
+        written: list[tuple[str, Segment]] = []
+        if as_base:
+            segment = build_segment((it.path, it.chunks) for it in items)
+            self.files = {}
+            self.segments = {name: segment}
+            self.base, self.deltas = name, []
+            written.append((name, segment))
+        elif items:
+            segment = build_segment((it.path, it.chunks) for it in items)
+            self.segments[name] = segment
+            self.deltas.append(name)
+            written.append((name, segment))
+        for it in items:
+            self.files[it.path] = FileEntry(it.tier, it.mtime_ns, it.size, it.hash, name, len(it.chunks))
+        self.version += 1
+        self._mark_dead()
+        self._drop_empty_deltas()
+        if len(self.deltas) > MAX_DELTAS:
+            written.append(self._merge_deltas())
+        self.term_cache.clear()
+        if self.persist:
+            try:
+                for seg_name, seg in written:
+                    if seg_name in self.segments:
+                        segment_files.write(self.dir, seg_name, seg)
+                self._save_manifest()
+            except OSError as exc:
+                self.persist = False
+                self.warnings.append(f"cannot write {self.dir} ({exc.strerror}); the index is kept in memory only")
+                return
+            for stale in before - set(self.segments):
+                shutil.rmtree(self.dir / stale, ignore_errors=True)
+
+    def _drop_empty_deltas(self) -> None:
+        for name in list(self.deltas):
+            if self.segments[name].n_live == 0:
+                self.deltas.remove(name)
+                del self.segments[name]
+
+    def _merge_deltas(self) -> tuple[str, Segment]:
+        """Fold every delta into one segment, from their postings (no note is read again)."""
+        name = f"seg-{self.version + 1}"
+        self.version += 1
+        merged = merge_segments([self.segments[n] for n in self.deltas])
+        for n in self.deltas:
+            del self.segments[n]
+        for path in merged.files:
+            self.files[path].segment = name
+        self.segments[name] = merged
+        self.deltas = [name]
+        self._mark_dead()
+        return name, merged
+
+    def _save_manifest(self) -> None:
+        paths = sorted(self.files)
+        doc = {
+            "format": INDEX_FORMAT,
+            "byteorder": sys.byteorder,
+            "tokenizer": text.TOKENIZER_VERSION,
+            "version": self.version,
+            "base": self.base,
+            "deltas": self.deltas,
+            "segments": list(self.segments),
+            "skipped": self.skipped,
+            "files": dict(zip(paths, map(_ROW, map(self.files.__getitem__, paths)))),
+        }
+        store.atomic_write(self.dir / MANIFEST, orjson.dumps(doc), durable=False)
+        store.atomic_write(self.dir / VERSION_FILE, str(self.version).encode(), durable=False)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def segment_list(self) -> list[tuple[str, Segment]]:
+        """Segments in a stable order (base first)."""
+        return sorted(self.segments.items(), key=lambda kv: int(kv[0].split("-")[1]))
+
+    @property
+    def n_chunks(self) -> int:
+        """Live chunks across segments."""
+        return sum(s.n_live for s in self.segments.values())
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while notes are parsed and a segment built (back on after).
+
+    Why: a build allocates lists and tuples by the hundred thousand, none of them in a cycle, and
+    each full collection walks the whole heap: 0.5 s of a 100k-chunk build in a process holding
+    much else (measured with gc.callbacks in bench/scale.py's process).
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _first_words(pairs: list[tuple[list[str], list[str]]], wanted: Collection[str]) -> dict[str, str]:
+    """The first word yielding each wanted term, from each chunk's words and their aligned terms
+    (text.first_surfaces over the chunks, without tokenizing them again)."""
+    found: dict[str, str] = {}
+    left = set(wanted)
+    for words, terms in pairs:
+        here = left.intersection(terms)
+        if here:
+            for t in here:
+                found[t] = words[terms.index(t)]
+            left -= here
+            if not left:
+                break
+    return found
+
+
+def _days(path: str, doc: Document, texts: list[str] | None = None) -> list[list[str]]:
+    """Each chunk's date terms (memtree.text.dates): its text's dates, its entries' created= days, the
+    day of the heading above it and its note's day, so a query naming a day finds that day's chunks.
+
+    ``texts`` are the chunks' texts without their metadata, when the caller has them already."""
+    from memtree.notes.entries import META_RE
+    from memtree.text import dates
+
+    note = dates.note_day(path, doc.meta)
+    heads = [i for i, line in enumerate(doc.lines, 1) if line[:1] == "#"]  # 1-based heading lines
+    days: list[date | None] = [dates.date_from_heading(doc.lines[i - 1]) for i in heads]
+    if texts is None:
+        texts = [strip_meta(c.text) for c in doc.chunks]
+    out = []
+    for c, body in zip(doc.chunks, texts):
+        at = bisect.bisect_right(heads, c.start)  # the nearest heading at or above the chunk's first line
+        metas = [m.group("body") for m in META_RE.finditer(c.text)] if "memtree:" in c.text else []
+        out.append(dates.chunk_terms(body, metas, days[at - 1] if at else None, note))
+    return out

@@ -1,0 +1,65 @@
+"""Where the memory is: root discovery (like git's) and `memtree init`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memtree.errors import RootNotFound
+from memtree.notes import store
+from memtree.notes import tree as treemod
+
+ENV_ROOT = "MEMTREE_ROOT"
+
+
+def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """``--root``, else ``$MEMTREE_ROOT``, else the nearest parent holding tree-index.json."""
+    given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
+    if given is not None:
+        root = Path(given).expanduser()
+        if not root.is_dir():
+            source = "--root" if explicit is not None else ENV_ROOT
+            raise RootNotFound(f"memory root {root} ({source}) does not exist or is not a folder")
+        root = root.resolve()
+        if not (root / treemod.TREE_FILE).exists() and not any((root / t).is_dir() for t in store.TIERS):
+            raise RootNotFound(
+                f"{root} is not a memory root: it has no tree-index.json and no "
+                f"bank/, memory/ or recall/ folder (create one with `memtree init {given}`)"
+            )
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / treemod.TREE_FILE).is_file():
+            return folder
+    raise RootNotFound(
+        "no memory root found: pass --root DIR, set MEMTREE_ROOT, or run `memtree init` "
+        f"(no {treemod.TREE_FILE} in {here} or any parent)"
+    )
+
+
+IGNORED = (f"{store.STATE_DIR}/", f".*{store.TEMP_MARK}*.tmp")
+"""What `init` puts in .gitignore: the derived state, and the temp files a killed writer leaves."""
+
+
+def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
+    """Scaffold an empty memory root; returns it and the paths created (nothing is overwritten)."""
+    root = Path(directory).expanduser().resolve()
+    created: list[str] = []
+    for tier in store.TIERS:
+        if not (root / tier).is_dir():
+            try:
+                (root / tier).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # DIR is a file, or not writable: one clear line, not a traceback
+                raise RootNotFound(f"cannot create a memory root in {root}: {exc.strerror or exc}") from None
+            created.append(f"{tier}/")
+    tree_file = root / treemod.TREE_FILE
+    if not tree_file.exists():
+        store.atomic_write(tree_file, treemod.dumps(treemod.Tree()))
+        created.append(treemod.TREE_FILE)
+    gitignore = root / ".gitignore"
+    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
+    wanted = [line for line in IGNORED if line not in lines and line.rstrip("/") not in lines]
+    if wanted:
+        store.atomic_write(gitignore, ("\n".join([*lines, *wanted]) + "\n").encode())
+        created.append(".gitignore")
+    return root, created

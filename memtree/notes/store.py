@@ -1,0 +1,529 @@
+"""The only file I/O for notes: tier walking, containment, safe reads, guarded atomic writes, the lock.
+
+Four promises live here, and every module that touches a tracked file keeps them by calling in:
+
+- **Nothing outside the root.** :func:`inside` resolves a path's real location (symlinks followed)
+  and refuses one that leaves the root; :func:`walk` skips, with a warning, a symlink leading out.
+- **Never replace bytes memtree did not see.** A file is read into a :class:`Snapshot`;
+  :func:`save` writes the new bytes to a temp file, compares the file on disk with the snapshot
+  right before the rename and raises :class:`ChangedOnDisk` when a person or a script changed it
+  meanwhile (:func:`rewrite` then retries on the new content). After the rename the replaced file
+  is checked once more through a descriptor opened before it, so an append that landed in the
+  instant between the compare and the rename is put back and retried too.
+- **One writer at a time, whatever is deleted.** The write lock is an flock on the root folder
+  itself, not a file in ``.memtree/``, so ``rm -rf .memtree`` while writers run cannot split them.
+- **Crash leftovers are swept.** Temp files are ``.NAME.memtree-XXXX.tmp``; each write sweeps its
+  folder's stale ones under the lock, and `memtree check` sweeps the whole root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from memtree.errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
+
+TIERS = ("recall", "bank", "memory")
+"""Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
+NOTE_SUFFIXES = (".md", ".markdown")
+STATE_DIR = ".memtree"
+ARCHIVE_DIR = "_archive"
+TEMP_MARK = ".memtree-"
+"""Every temp file memtree writes is named ``.NAME.memtree-XXXX.tmp`` (crash leftovers are swept)."""
+REWRITE_ATTEMPTS = 20
+"""How often :func:`rewrite` re-reads a note that keeps changing under it before it gives up."""
+
+
+class FileStat(NamedTuple):
+    """A note on disk: its root-relative POSIX path, tier, mtime in ns and size in bytes."""
+
+    path: str
+    tier: str
+    mtime_ns: int
+    size: int
+
+
+_IGNORED_PREFIXES = (".", "~", "#")
+_IGNORED_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".part")
+
+
+def ignored(name: str) -> bool:
+    """Hidden files, editor swap/backup/temp files and the archive are never indexed."""
+    return name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR
+
+
+def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], list[str]]:
+    """All notes under the given tiers, sorted by path, and warnings for what was skipped.
+
+    Symlinks are followed, but a directory already visited (a symlink loop) is skipped with a
+    warning naming it rather than recursed into forever.
+    """
+    found: list[FileStat] = []
+    warnings: list[str] = []
+    base = os.path.realpath(root)
+    for tier in tiers:
+        top = os.path.join(root, tier)
+        if not os.path.isdir(top):
+            continue
+        if not _within(base, os.path.realpath(top)):
+            warnings.append(f"{tier}: skipped, a symlink leading outside the memory root")
+            continue
+        seen: set[tuple[int, int]] = set()
+        stack = [(top, tier)]
+        while stack:
+            folder, rel = stack.pop()
+            try:
+                st = os.stat(folder)
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    warnings.append(f"{rel}: skipped, a symlink loop leads back to a folder already indexed")
+                    continue
+                seen.add(key)
+                entries = list(os.scandir(folder))
+            except OSError as exc:
+                warnings.append(f"{rel}: skipped ({exc.strerror or exc})")
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR:
+                    continue
+                child = f"{rel}/{name}"
+                try:
+                    # Why: a link to /etc/passwd or /usr must never be read, listed or written through
+                    if entry.is_symlink() and not _within(base, os.path.realpath(entry.path)):
+                        warnings.append(f"{child}: skipped, a symlink leading outside the memory root")
+                        continue
+                    if entry.is_dir():
+                        stack.append((entry.path, child))
+                    elif name.endswith(NOTE_SUFFIXES) and entry.is_file():
+                        est = entry.stat()
+                        found.append(FileStat(child, tier, est.st_mtime_ns, est.st_size))
+                except OSError as exc:
+                    warnings.append(f"{child}: skipped ({exc.strerror or exc})")
+    found.sort(key=lambda f: f.path)
+    return found, warnings
+
+
+def read_note(path: str | os.PathLike[str]) -> str:
+    """A note's text; raises UnicodeDecodeError for binary or non-UTF-8 content."""
+    with open(path, "rb") as f:
+        return decode_note(f.read())
+
+
+def decode_note(data: bytes) -> str:
+    """A note's bytes as text (a leading BOM dropped); UnicodeDecodeError for binary or non-UTF-8."""
+    if b"\x00" in data[:8192]:
+        raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "binary content (NUL bytes)")
+    text = data.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def atomic_write(path: Path, data: bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename.
+
+    ``durable=False`` skips the fsyncs: readers still never see a partial file (rename is
+    atomic), only a power cut may lose the write — right for rebuildable state in .memtree/.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if not durable:
+        return
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A temp file next to ``path`` (``.NAME.memtree-XXXX.tmp``) with the mode ``path`` has, or a new file's."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp makes 0600 files: keep the replaced file's mode, or the usual one for a new file
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return fd, tmp
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (created if needed) for the duration."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # Windows: no flock; atomic replace still keeps files whole
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+_held = threading.local()
+
+
+def _depth(root: Path) -> dict[str, int]:
+    if not hasattr(_held, "roots"):
+        _held.roots = {}
+    return _held.roots
+
+
+def holding(root: Path) -> bool:
+    """Whether this thread holds ``root``'s write lock."""
+    return _depth(root).get(os.path.realpath(root), 0) > 0
+
+
+@contextlib.contextmanager
+def write_lock(root: Path) -> Iterator[None]:
+    """The root's write lock: every change to a tracked file (notes, tree-index.json, conflicts.json) takes it.
+
+    An flock on the root folder itself: ``.memtree/`` stays deletable at any moment, and a lock
+    cannot be lost with it. Re-entrant within a thread; other threads and processes wait.
+    """
+    key = os.path.realpath(root)
+    depth = _depth(root)
+    if depth.get(key, 0):
+        depth[key] += 1
+        try:
+            yield
+        finally:
+            depth[key] -= 1
+        return
+    try:
+        fd = os.open(key, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise MemtreeError(
+            f"cannot take the write lock on {root} ({exc.strerror or exc}); nothing was written"
+        ) from None
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:  # Windows: no flock; atomic replace and the snapshot check still keep files whole
+            pass
+        depth[key] = 1
+        try:
+            yield
+        finally:
+            depth[key] = 0
+    finally:
+        os.close(fd)
+
+
+def _within(base: str, real: str) -> bool:
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def inside(root: Path, path: str | os.PathLike[str]) -> Path:
+    """The real location of ``path`` (relative to ``root``, or absolute), refused when it leaves the root.
+
+    Symlinks are followed, for the file and every folder on its way (a missing file resolves
+    through its existing folders), so `bank/ext → /elsewhere` cannot be written or read through.
+    """
+    full = Path(path) if os.path.isabs(path) else Path(root) / path
+    real = os.path.realpath(full)
+    if not _within(os.path.realpath(root), real):
+        shown = os.fspath(path)
+        raise OutsideRoot(f"{shown} leads outside the memory root (to {real}); memtree reads and writes only inside it")
+    return Path(real)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A tracked file as memtree read it: where it is and the exact bytes seen (None: it did not exist)."""
+
+    rel: str
+    path: Path
+    data: bytes | None
+
+    @property
+    def text(self) -> str:
+        """The bytes as note text ("" for a missing file); UnicodeDecodeError for non-UTF-8."""
+        return "" if self.data is None else decode_note(self.data)
+
+    @property
+    def exists(self) -> bool:
+        return self.data is not None
+
+
+def read(root: Path, rel: str) -> Snapshot:
+    """Read a tracked file inside ``root`` for a later :func:`save` (a missing file reads as None)."""
+    path = inside(root, rel)
+    try:
+        with open(path, "rb") as f:
+            data: bytes | None = f.read()
+    except FileNotFoundError:
+        data = None
+    except IsADirectoryError:
+        raise MemtreeError(f"{rel} is a folder, not a note; nothing was written") from None
+    except NotADirectoryError:
+        raise MemtreeError(f"{rel}: a file stands where a folder is needed; nothing was written") from None
+    return Snapshot(rel, path, data)
+
+
+_REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def refused(rel: str, exc: OSError) -> MemtreeError:
+    """The one-line error for a write the file system refused (read-only, a file as a folder, a long name)."""
+    if exc.errno in _REFUSED:
+        return ReadOnlyRoot(f"cannot write {rel}: {exc.strerror} (a read-only memory root?); nothing was written")
+    if exc.errno == errno.ENOTDIR:
+        return MemtreeError(f"cannot write {rel}: a file stands where a folder is needed; nothing was written")
+    if exc.errno == errno.ENAMETOOLONG:
+        return MemtreeError(f"cannot write {rel}: the name is too long for the file system; nothing was written")
+    return MemtreeError(f"cannot write {rel}: {exc.strerror or exc}; nothing was written")
+
+
+def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snapshot:
+    """Replace the file of ``snap`` with ``data`` — only if it still holds the bytes ``snap`` saw.
+
+    A Markdown note that only grew at its end meanwhile (a person's or a script's append) keeps
+    the appended bytes after ``data``; any other change raises :class:`ChangedOnDisk` and nothing
+    is written. :class:`ReadOnlyRoot` when the file system refuses. Call it under :func:`write_lock`.
+    Returns the snapshot of what memtree wrote.
+    """
+    path = snap.path
+    # Why only notes: they are line-oriented, so lines appended by hand stay whole after memtree's;
+    # an append to a JSON or YAML file is not a change memtree can carry forward.
+    carry = snap.rel.endswith(NOTE_SUFFIXES) and snap.data is not None
+    if carry and snap.data and data.startswith(snap.data) and snap.data.endswith(b"\n"):
+        appended = _append_if_grown(root, snap, data[len(snap.data) :], durable)
+        if appended is not None:
+            return appended
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        inside(root, path)  # a folder just created through a link that leads out is still refused
+        _sweep(path.parent)
+        fd, tmp = _temp_beside(path)
+    except OSError as exc:
+        raise refused(snap.rel, exc) from None
+    old_fd = -1
+    before: os.stat_result | None = None
+    current: bytes | None = None
+    try:
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+        # Why: compare right before the rename, through a descriptor kept open across it, so a
+        # change in between is seen either here or by the fstat after it — never silently replaced.
+        try:
+            old_fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            old_fd = -1
+        if old_fd >= 0:
+            before = os.fstat(old_fd)
+            current = _read_fd(old_fd)
+        if current != snap.data:
+            if not (carry and current is not None and current.startswith(snap.data or b"")):
+                raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was written")
+            _write_all(fd, current[len(snap.data or b"") :])
+            if durable:
+                os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if fd >= 0:
+            os.close(fd)
+        if old_fd >= 0:
+            os.close(old_fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise refused(snap.rel, exc) from None
+        raise
+    try:
+        late = None
+        if before is not None:
+            after = os.fstat(old_fd)
+            if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                late = _read_fd(old_fd)
+    finally:
+        if old_fd >= 0:
+            os.close(old_fd)
+    if late is not None and current is not None:
+        # someone wrote to the old file in the instant between the compare and the rename
+        if carry and late.startswith(current):
+            _append(path, late[len(current) :], durable)
+        else:
+            atomic_write(path, late, durable)  # theirs goes back; the caller's change is made again on it
+            raise ChangedOnDisk(f"{snap.rel} changed on disk while memtree wrote it; their version was put back")
+    if durable:
+        _fsync_dir(path.parent)
+    return Snapshot(snap.rel, path, data)
+
+
+def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> Snapshot | None:
+    """memtree's change only adds ``tail`` at the end: append it in place (None when the file was edited).
+
+    Why: a rename swaps the file under a writer that opened it a moment before, and its next
+    write lands in the replaced copy; an O_APPEND write shares the file with every other appender.
+    """
+    inside(root, snap.path)
+    _sweep(snap.path.parent)
+    try:
+        fd = os.open(snap.path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise refused(snap.rel, exc) from None
+    try:
+        size = len(snap.data or b"")
+        with open(snap.path, "rb") as f:
+            if f.read(size) != snap.data:
+                return None  # not a pure growth of what memtree read: the rename path decides
+        try:
+            _write_all(fd, tail)
+            if durable:
+                os.fsync(fd)
+        except OSError as exc:
+            raise refused(snap.rel, exc) from None
+    finally:
+        os.close(fd)
+    return Snapshot(snap.rel, snap.path, (snap.data or b"") + tail)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _append(path: Path, data: bytes, durable: bool) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        _write_all(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def rewrite(root: Path, rel: str, change: Callable[[str], str | None], durable: bool = True) -> bool:
+    """Read ``rel``, apply ``change`` to its text and save it; on a concurrent change, read again and retry.
+
+    ``change`` returns the new text, or None to leave the file as it is. Returns whether it wrote.
+    Call it under :func:`write_lock`.
+    """
+    for _ in range(REWRITE_ATTEMPTS):
+        snap = read(root, rel)
+        new = change(snap.text)
+        if new is None or (snap.data is not None and new.encode("utf-8") == snap.data):
+            return False
+        try:
+            save(root, snap, new.encode("utf-8"), durable)
+            return True
+        except ChangedOnDisk:
+            continue
+    raise ChangedOnDisk(
+        f"{rel} kept changing while memtree tried to write it ({REWRITE_ATTEMPTS} tries); nothing was written"
+    )
+
+
+def _read_fd(fd: int) -> bytes:
+    """The whole file behind ``fd``, from its start (lseek + read: Windows has no pread)."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks: list[bytes] = []
+    while True:
+        block = os.read(fd, 1 << 20)
+        if not block:
+            return b"".join(chunks)
+        chunks.append(block)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+# `.NAME.memtree-XXXX.tmp`, and the older `.NAME.XXXXXXXX.tmp` of a tracked file (mkstemp's 8 characters)
+_TEMP = re.compile(r"^\..+(?:\.memtree-[a-z0-9_]+|\.(?:md|markdown|json|yaml)\.[a-z0-9_]{8})\.tmp$")
+
+
+def is_temp(name: str) -> bool:
+    """Whether ``name`` is one of memtree's own temp files."""
+    return _TEMP.match(name) is not None
+
+
+def _sweep(folder: Path) -> int:
+    """Remove memtree's temp files left in ``folder`` by a killed writer (under the write lock)."""
+    removed = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        if is_temp(name):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+                removed += 1
+    return removed
+
+
+def leftovers(root: Path) -> list[str]:
+    """memtree's temp files left in the root's tracked folders by a killed writer (root-relative paths)."""
+    found: list[str] = []
+    base = os.path.realpath(root)
+    folders = [Path(root)]
+    for tier in TIERS:
+        top = Path(root) / tier
+        if top.is_dir() and _within(base, os.path.realpath(top)):
+            folders.extend(p for p in [top, *top.rglob("*")] if p.is_dir() and not p.is_symlink())
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            found.extend((folder / n).relative_to(root).as_posix() for n in sorted(os.listdir(folder)) if is_temp(n))
+    return found
+
+
+def sweep(root: Path) -> list[str]:
+    """Remove every temp file a killed writer left in the root's tracked folders; returns their paths."""
+    gone: list[str] = []
+    with write_lock(root):  # under the lock, no memtree writer of this root has a temp file open
+        for rel in leftovers(root):
+            with contextlib.suppress(OSError):
+                os.unlink(Path(root) / rel)
+                gone.append(rel)
+    return gone

@@ -1,0 +1,187 @@
+"""How much of a query a chunk answers: clause-level, IDF-weighted evidence (pure, no I/O).
+
+A query is what an agent sends: often the user's whole message — a greeting, some context, the
+question, an unrelated aside, a polite close. Judging a chunk by the share of *every* query word
+it holds punishes a question for being polite or long, so evidence is judged per clause:
+
+    coverage(chunk) = max over clauses K of  Σ_{q∈K} w(q)·strength(q) / Σ_{q∈K} w(q)
+
+with ``w(q)`` the term's IDF. A term the memory does not hold (df = 0) keeps its full weight —
+a missing name is the best sign that the memory cannot answer — unless its form says it is a
+conversational predicate (``알려주실``, ``궁금합니다``, ``하셨어요``) or stray jamo (``ㅎㅎ``):
+those carry no topic, and no memory would hold them. A day (memtree.text.dates) counts when a note is
+about it and weighs nothing when none is: most notes carry no date. A clause is a sentence of the message (split
+at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole.
+
+Very long inputs are bounded: past ``MAX_TERMS`` distinct terms, the most informative present
+terms (highest IDF) are kept, so a pasted page is searched by its rarest words, the same way
+every time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from memtree.text import dates
+from memtree.text import terms as text
+
+MAX_TERMS = 48
+"""Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
+
+# Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
+# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / ", and where …" open an
+# English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
+_CLAUSE_END = re.compile(
+    r"(?<=[.?!。？！~…])\s+|\n+|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
+    r"|(?:,?\s+and|[,:;])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
+    re.IGNORECASE,
+)
+_JAMO = re.compile(r"[\u3130-\u318f]+")
+# Why: endings of Korean conversational predicates — polite, interrogative and connective forms
+# that never name a topic. Nouns (names above all) do not end this way.
+_PREDICATE_ENDINGS = tuple(
+    """요 니다 니까 습니까 나요 까요 죠 지요 네요 군요 는데 은데 건데 던데 는지 은지 건지 던지 거든
+    거든요 면서 다가 려고 려면 겠다 겠어 었어 았어 였어 했어 셨어 세요 으세요 실까 드려 드릴 었지 았지 였지
+    했지 겠지 었나 았나 였나 했나 었니 았니 했니""".split()
+)
+
+
+_SHORT_PREDICATES = frozenset("해요 돼요 봐요 줘요 와요 가요 나요 까요 네요 세요 죠요 데요 게요 래요".split())
+
+
+def is_predicate_form(term: str) -> bool:
+    """A Hangul term shaped like a conversational predicate (``있나요``, ``궁금합니다``), or stray jamo."""
+    if _JAMO.fullmatch(term):
+        return True
+    if not text.is_hangul(term) or len(term) < 2 or not term.endswith(_PREDICATE_ENDINGS):
+        return False
+    # Why: 필요, 중요, 주요 are nouns; a bare 요 ending marks a predicate only after a stem (했어요, 하셨어요)
+    return len(term) >= 3 or not term.endswith("요") or term in _SHORT_PREDICATES
+
+
+_DATE_UNITS = frozenset(
+    """월 일 년 시 분 jan january feb february mar march apr april may jun june jul july aug august sep sept
+    september oct october nov november dec december st nd rd th""".split()
+)
+
+
+def _proves_little(term: str) -> bool:
+    """A term whose absence from memory is no sign the memory cannot answer.
+
+    Why: a conversational predicate names no topic; a day (``@d…``), a day or month number (``3``,
+    ``12``) or a date unit (``월``, ``일``) is how a date was written — most notes carry none, or
+    write it another way (``2026-03-02``); a four-digit year still counts.
+    """
+    return is_predicate_form(term) or term.startswith("@") or term in _DATE_UNITS or (term.isdigit() and len(term) <= 2)
+
+
+def clauses(query: str, qterms: Sequence[str], today: date | None = None) -> list[tuple[int, ...]]:
+    """The query's clauses as indexes into ``qterms`` (its distinct terms); one clause for a plain question.
+
+    A day a clause names (memtree.text.dates' ``@d…`` terms, relative ones read against ``today``)
+    belongs to that clause alone: "last week we had a problem" is context, not a filter on the rest.
+    """
+    where = {t: i for i, t in enumerate(qterms)}
+    out: list[tuple[int, ...]] = []
+    for part in _CLAUSE_END.split(query):
+        words, days, _ = dates.query_dates(part, today)
+        idx = tuple(dict.fromkeys(where[t] for t in [*text.terms(words), *days] if t in where))
+        if idx and idx not in out:
+            out.append(idx)
+    return out or [tuple(range(len(qterms)))]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Per query term: its evidence weight (IDF, or 0 for a predicate form memory cannot hold)."""
+
+    weights: tuple[float, ...]
+    clauses: tuple[tuple[int, ...], ...]
+    whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
+
+    def coverage(self, strengths: Sequence[float]) -> float:
+        """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
+        w = self.weights
+        if self.whole:  # a plain question: one weighted share
+            return sum(a * b for a, b in zip(w, strengths)) / self.whole
+        best = 0.0
+        for clause in self.clauses:
+            total = sum(w[i] for i in clause)
+            if total > 0:
+                got = sum(w[i] * strengths[i] for i in clause) / total
+                if got > best:
+                    best = got
+        return best
+
+
+def weigh(
+    query: str, qterms: Sequence[str], idfs: Sequence[float], dfs: Sequence[int], today: date | None = None
+) -> Weights:
+    """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
+    # a written date's words (7, jan, 2024) are evidenced by its day term, matched or not
+    written = dates.query_dates(query, today)[2]
+    weights = tuple(
+        0.0 if q in written or (df == 0 and _proves_little(q)) else idf for q, idf, df in zip(qterms, idfs, dfs)
+    )
+    parts = tuple(clauses(query, qterms, today))
+    whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
+    return Weights(weights, parts, whole)
+
+
+def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -> list[str]:
+    """At most ``limit`` terms: the rarest the memory holds (ties by first use), in query order."""
+    if len(qterms) <= limit:
+        return list(qterms)
+    present = sorted((df, i) for i, df in enumerate(dfs) if df > 0)
+    if not present:  # nothing the memory holds: the first words make the rejection's reason
+        return list(qterms[:limit])
+    keep = sorted(i for _, i in present[:limit])
+    return [qterms[i] for i in keep]
+
+
+_QUESTION_END = re.compile(r"[?？]\s*$")
+# Why: interrogative endings (하나요, 할까요, 인가, 는지 …) mark a Korean question without a "?"
+_KO_QUESTION = tuple("나요 까요 니까 습니까 는가 은가 인가 는지 은지 인지 던가 을까 냐 니 나 죠 지요".split())
+_EN_QUESTION = frozenset(
+    "what when where who whom whose why how which do does did is are was were can could would will have has".split()
+)
+
+
+def is_question(clause: str) -> bool:
+    """A clause that asks: ends with ``?``, with a Korean interrogative ending, or opens like an English question."""
+    stripped = clause.strip().rstrip(".!~… ")
+    if not stripped:
+        return False
+    if _QUESTION_END.search(clause.strip()):
+        return True
+    words = stripped.split()
+    last = words[-1]
+    if text.is_hangul(last) and last.endswith(_KO_QUESTION):
+        return True
+    return text.normalize(words[0]) in _EN_QUESTION
+
+
+def boosts(query: str, qterms: Sequence[str], today: date | None, aside: float) -> list[float] | None:
+    """Per query term, how much of the BM25 score it may carry: the question's words 1, the rest ``aside``.
+
+    None for a plain question, or a message whose clauses all ask (or none does): then every word
+    counts alike.
+    """
+    parts = [p for p in _CLAUSE_END.split(query) if p.strip()]
+    if len(parts) < 2:
+        return None
+    asking = [is_question(p) for p in parts]
+    if all(asking) or not any(asking):
+        return None
+    where = {t: i for i, t in enumerate(qterms)}
+    out = [aside] * len(qterms)
+    for part, asks in zip(parts, asking):
+        if asks:
+            words, days, _ = dates.query_dates(part, today)
+            for t in [*text.terms(words), *days]:
+                if t in where:
+                    out[where[t]] = 1.0
+    return out

@@ -1,0 +1,393 @@
+"""Normalization, tokenization and Korean-aware term matching.
+
+Every piece of text memtree compares — chunk bodies, queries, tree keywords — goes through
+:func:`terms`, which yields *index terms*:
+
+* Unicode NFC (macOS writes Hangul as NFD) and casefold;
+* runs of one script are split apart (``Notion에`` → ``notion`` + ``에``), and a Korean particle
+  glued to a Latin word or a number is dropped;
+* a Korean word loses its particles and common verbal endings (``가치관이`` → ``가치관``,
+  ``지명수배되었다`` → ``지명수배``), but only when at least two syllables remain, so that
+  ``회의`` stays ``회의`` and never collapses onto ``회``;
+* an English word loses plural, ``-ing`` and ``-ed`` inflections (``paintings`` → ``paint``).
+
+Matching between a query term and an index term is one rule, :func:`match`, and everything that
+matches takes it from here: BM25 segments and keyword routing through :class:`SortedTerms`
+(lookups in a sorted vocabulary), snippets and dedup through :func:`relation`:
+
+* equal terms → ``EXACT`` (weight 1.0);
+* for Hangul and Han, one term a prefix of the other with the shorter at least ``MIN_STEM``
+  syllables long → ``PREFIX`` (``가치관`` ~ ``가치관이``; ``search.partial_match``, 0.7); a
+  single-syllable query word matches itself and itself plus a particle (``집`` ~ ``집에``);
+* a Hangul query word of at least ``INFIX_MIN`` syllables inside a longer Hangul term → ``INFIX``
+  (``데이터베이스`` in ``분산데이터베이스``, ``배포`` in ``무중단배포``; ``search.infix_match``); a
+  word shorter than ``INFIX_ANYWHERE`` syllables only as the compound's last part (Korean
+  compounds end in their head noun), so that ``회의`` does not match ``국회의원``;
+* Latin words match only exactly (their stemming already folds inflections).
+
+Single-syllable words are never dropped, and never match inside another word.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from enum import IntEnum
+from operator import itemgetter
+
+TOKENIZER_VERSION = 2
+"""Bump when terms() changes: persisted indexes and caches made by another version are rebuilt."""
+MIN_STEM = 2
+"""Shortest stem (in syllables) that may match by prefix; why: ``회`` must not match ``회의``."""
+INFIX_MIN = 2
+"""Shortest Hangul query word (in syllables) that matches inside a compound; why: ``회`` is in
+far too many words to mean anything there, while ``배포`` in ``무중단배포`` is the compound's head."""
+INFIX_ANYWHERE = 3
+"""Shortest Hangul query word that matches anywhere inside a compound; a shorter one (two
+syllables) only at its end. Why: ``회의`` sits in ``국회의원`` and ``사회의식`` by accident, but a
+two-syllable head noun ends its compound (``무중단배포``, ``분산서버``). On the KorQuAD dev set,
+two-syllable words matched anywhere left fewer unanswerable questions empty (0.641 against 0.649)
+for no hit gained; three syllables and up only gained half as much hit@1."""
+
+_HANGUL = "\uac00-\ud7a3\u3130-\u318f"
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
+_WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|[^\W\d_{_HANGUL}{_HAN}]+(?:['’][^\W\d_{_HANGUL}{_HAN}]+)?|\d+(?:[.,]\d+)*")
+_term_cache: dict[str, str] = {}
+_TERM_CACHE_MAX = 1_000_000
+
+# Particles (조사). Longest first when stripping; a stem must keep MIN_STEM syllables.
+PARTICLES = frozenset(
+    """이 가 을 를 은 는 에 에서 에게 에게서 한테 께 께서 으로 로 으로서 로서 으로써 로써 와 과
+    의 도 만 까지 부터 보다 처럼 마다 조차 밖에 이나 이랑 랑 하고 에는 에서는 으로는 로는 에도
+    에서도 으로도 로도 과는 와는 이라는 라는 이라고 라고 이란 이야 이며 이고 이다 이었다 였다
+    이었던 였던 인가 일까 입니다 이에요 예요 이지 들 들이 들을 들은 들의 들에게 들도 들과 뿐 만큼
+    대로 의해 에의 으로의 로의 에서의 과의 와의 까지의 부터의 에서부터 까지는 부터는 만은 만이 만을
+    이든 든""".split()
+)
+# `Notion에`, `10에서`: a particle glued to a Latin word or a number is grammar, not content.
+_GLUED = re.compile(rf"(?<=[^\W_{_HANGUL}])[{_HANGUL}]{{1,4}}(?![{_HANGUL}])")
+
+
+def _unglue(text: str) -> str:
+    return _GLUED.sub(lambda m: " " if m.group() in PARTICLES else m.group(), text)
+
+
+# Verbal endings that follow a Sino-Korean noun (설계했다, 지명수배된, 주도하여, 구조적인).
+ENDINGS = frozenset(
+    """하다 한다 하는 한 할 함 했다 했던 하였다 하였으며 하였고 하여 해서 하고 하며 하면 하지 해야
+    했고 했으며 합니다 했습니다 하기 하게 하려 하려고 해 했 하던 할까 하자 되다 된다 되는 된 될
+    됨 되었다 되었고 되었으며 되었던 되어 되어서 돼 됐다 됐고 되고 되며 되면 되지 되기 되게 됩니다
+    되었습니다 시키다 시킨 시켰다 시키는 시켜 적 적인 적으로 적이다 적이 스럽다 스러운 스럽게 받은
+    받았다 받는 당한 당했다""".split()
+)
+# Particles that may follow a single-syllable word (집에, 물을). 의/도/과 are left out on purpose:
+# 회의, 정도, 결과 are words, not 회+의, 정+도, 결+과.
+ONE_SYLLABLE_PARTICLES = ("이", "가", "을", "를", "은", "는", "에", "에서", "으로", "로", "만")
+_SUFFIX_MAX = max(len(s) for s in PARTICLES | ENDINGS)
+
+# Why: these carry no topic, appear in most questions and would otherwise count as
+# "missing evidence" against every answerable question.
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for
+    with from as into about over after before is are was
+    were be been being am do does did done have has had
+    having i me my mine you your yours he him his she her
+    hers it its we us our they them their this that these
+    those there here what which who whom whose when where
+    why how not no nor can could would should will shall
+    may might must just also very too than any all some
+    each both either neither such only own same other s t d
+    ll m re ve don doesn didn isn aren wasn weren wouldn couldn shouldn hasn haven hadn mustn needn
+    무엇 무엇을 무엇이 무엇인가 무엇인지 뭐 뭐야 뭔가 뭘 누구 누구인가 누가 언제
+    어디 어디서 어디에 어떤 어떻게 어느 왜 몇 무슨 얼마 얼마나 그리고 또는 및 혹은 하지만 그러나
+    그래서 인가 인지 일까""".split()
+)
+
+EXACT = 1.0
+PARTIAL = 0.7
+
+# The scripts counted at 1.5 characters per token: Hangul (with Jamo) and Han/Kana.
+# Why: a single U+1100..U+D7A3 range also swallowed punctuation, arrows and Latin Extended (—, →, ệ).
+_CJK_CHAR = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def normalize(text: str) -> str:
+    """NFC + casefold: the one form every comparison uses."""
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def is_hangul(term: str) -> bool:
+    """True when the term starts with a Hangul syllable."""
+    return "\uac00" <= term[:1] <= "\ud7a3"
+
+
+def is_cjk(term: str) -> bool:
+    """True for Hangul or Han/Kana terms: the scripts matched by prefix."""
+    c = term[:1]
+    return "\uac00" <= c <= "\ud7a3" or "\u3400" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff"
+
+
+_korean_cache: dict[str, str] = {}
+_english_cache: dict[str, str] = {}
+
+
+def korean_stem(word: str) -> str:
+    """Strip particles and common verbal endings from one Hangul word (two passes at most)."""
+    cached = _korean_cache.get(word)
+    if cached is not None:
+        return cached
+    stem = word
+    for _ in range(2):
+        cut = _strip_once(stem)
+        if cut == stem:
+            break
+        stem = cut
+    _korean_cache[word] = stem
+    return stem
+
+
+def _strip_once(word: str) -> str:
+    n = len(word)
+    for size in range(min(_SUFFIX_MAX, n - MIN_STEM), 0, -1):
+        suffix = word[n - size :]
+        if suffix in PARTICLES or suffix in ENDINGS:
+            return word[: n - size]
+    return word
+
+
+def english_stem(word: str) -> str:
+    """A light, deterministic stemmer: plural, -ing, -ed and a trailing e (bakes/baked/baking → bak)."""
+    cached = _english_cache.get(word)
+    if cached is not None:
+        return cached
+    w = word.replace("’", "'").split("'")[0]  # Caroline's → caroline, I'm → i
+    if len(w) > 3:
+        if w.endswith("ies") and len(w) > 4:
+            w = w[:-3] + "y"
+        elif w.endswith(("sses", "xes", "ches", "shes", "zes")):
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+        if w.endswith("ing") and len(w) > 5 and _has_vowel(w[:-3]):
+            w = _undouble(w[:-3])
+        elif w.endswith("ied") and len(w) > 4:
+            w = w[:-3] + "y"
+        elif w.endswith("ed") and not w.endswith("eed") and len(w) > 4 and _has_vowel(w[:-2]):
+            w = _undouble(w[:-2])
+        if w.endswith("e") and len(w) > 3:
+            w = w[:-1]
+    _english_cache[word] = w
+    return w
+
+
+def _has_vowel(s: str) -> bool:
+    return any(c in "aeiouy" for c in s)
+
+
+def _undouble(s: str) -> str:
+    if len(s) > 2 and s[-1] == s[-2] and s[-1] not in "lsz":
+        return s[:-1]
+    return s
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of a text, in order, repeats kept (see the module docstring)."""
+    out = words_and_terms(text)[1]
+    return list(filter(None, out)) if "" in out else out
+
+
+def words_and_terms(text: str) -> tuple[list[str], list[str]]:
+    """The words of a text and, aligned with them, each word's index term ('' for a stopword)."""
+    words = _WORD.findall(_unglue(normalize(text)))
+    try:  # why itemgetter: one C-level pass, as an index build looks up every word of every chunk here
+        if len(words) > 1:
+            return words, list(itemgetter(*words)(_term_cache))
+        return words, [_term_cache[w] for w in words]
+    except KeyError:  # a word seen for the first time
+        return words, [_term(w) if t is None else t for w, t in zip(words, map(_term_cache.get, words))]
+
+
+def terms_with_surface(text: str) -> list[tuple[str, str]]:
+    """(index term, the word it came from) pairs: keywords show people the word, not the stem."""
+    return list(_pairs(text))
+
+
+def _pairs(text: str) -> Iterator[tuple[str, str]]:
+    for tok in _WORD.findall(_unglue(normalize(text))):
+        term = _term_cache.get(tok)
+        if term is None:
+            term = _term(tok)
+        if term:
+            yield term, tok
+
+
+def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:
+    """The first word of ``text`` that yields each wanted term (keywords show words, not stems).
+
+    Why not a process-wide term → word memo: the word would come from whatever the process read
+    first (another note, a query), so tree-index.json would depend on the process's history.
+    """
+    found: dict[str, str] = {}
+    for term, word in _pairs(text):
+        if term in wanted and term not in found:
+            found[term] = word
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def _term(tok: str) -> str:
+    """The index term of one token ('' for a stopword), memoized."""
+    if tok in STOPWORDS:
+        term = ""
+    elif is_hangul(tok):
+        term = korean_stem(tok)
+    elif not is_cjk(tok) and not tok[0].isdigit():
+        term = english_stem(tok)
+    else:
+        term = tok
+    if term in STOPWORDS:
+        term = ""
+    if len(_term_cache) < _TERM_CACHE_MAX:
+        _term_cache[tok] = term
+    return term
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct terms of a query, in first-seen order."""
+    return list(dict.fromkeys(terms(text)))
+
+
+class Match(IntEnum):
+    """How an index term relates to a query term, weakest first (the one matching rule)."""
+
+    NONE = 0
+    INFIX = 1  # the query word inside a longer Hangul compound: 배포 in 무중단배포
+    PREFIX = 2  # one a prefix of the other: 가치관 ~ 가치관이, 집 ~ 집에
+    EXACT = 3
+
+
+def match(query_term: str, term: str) -> Match:
+    """How ``term`` (an index term) relates to ``query_term``: see the module docstring."""
+    if query_term == term:
+        return Match.EXACT
+    if not (is_cjk(query_term) and is_cjk(term)):
+        return Match.NONE
+    if len(query_term) > len(term):  # the index term is a prefix (a stem) of the query word
+        return Match.PREFIX if len(term) >= MIN_STEM and query_term.startswith(term) else Match.NONE
+    if term.startswith(query_term):
+        if len(query_term) >= MIN_STEM or term[len(query_term) :] in ONE_SYLLABLE_PARTICLES:
+            return Match.PREFIX
+        return Match.NONE
+    if len(query_term) < INFIX_MIN or not (is_hangul(query_term) and is_hangul(term)):
+        return Match.NONE
+    if term.endswith(query_term) or (len(query_term) >= INFIX_ANYWHERE and query_term in term):
+        return Match.INFIX
+    return Match.NONE
+
+
+def weight(kind: Match, partial: float = PARTIAL, infix: float = 0.0) -> float:
+    """The strength a match of this kind counts for: 1.0, ``partial`` (prefix), ``infix`` or 0.
+
+    Why infix defaults to 0 here: callers that compare two words rather than search (dedup in
+    :mod:`memtree.write.similarity`) must not call ``배포`` and ``무중단배포`` the same word; search
+    passes ``search.infix_match``.
+    """
+    if kind is Match.EXACT:
+        return EXACT
+    if kind is Match.PREFIX:
+        return partial
+    if kind is Match.INFIX:
+        return infix
+    return 0.0
+
+
+def relation(query_term: str, term: str, partial: float = PARTIAL, infix: float = 0.0) -> float:
+    """Match strength of an index term for a query term: :func:`match`'s kind, weighted."""
+    return weight(match(query_term, term), partial, infix)
+
+
+_TOP = "\U0010ffff"
+
+
+class SortedTerms:
+    """:func:`match` over a sorted list of terms (repeats allowed), without scanning it.
+
+    Exact and prefix matches are contiguous ranges found by bisection. Infix matches come from
+    a syllable-bigram index over the Hangul terms, built on the first infix lookup: a query word's
+    rarest bigram names the few terms to check, so a lookup never walks the whole vocabulary.
+    """
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = terms
+        self._bigrams: dict[str, list[int]] | None = None
+
+    def related(self, q: str, infix: bool = True) -> list[tuple[int, int, Match]]:
+        """Index ranges ``(lo, hi, kind)`` of every term that :func:`match` relates to ``q``.
+
+        Ranges never overlap; with ``infix=False`` infix matches are left out (weight 0).
+        """
+        terms = self.terms
+        lo = bisect.bisect_left(terms, q)
+        hi = bisect.bisect_right(terms, q, lo)
+        out: list[tuple[int, int, Match]] = [(lo, hi, Match.EXACT)] if hi > lo else []
+        if not is_cjk(q):
+            return out
+        if len(q) >= MIN_STEM:
+            end = bisect.bisect_left(terms, q + _TOP, hi)
+            if end > hi:
+                out.append((hi, end, Match.PREFIX))
+            for size in range(MIN_STEM, len(q)):
+                out += self._exact(q[:size], Match.PREFIX)
+        else:
+            for particle in ONE_SYLLABLE_PARTICLES:
+                out += self._exact(q + particle, Match.PREFIX)
+        if infix and len(q) >= INFIX_MIN and is_hangul(q):
+            out += self._infixes(q)
+        return out
+
+    def _exact(self, t: str, kind: Match) -> list[tuple[int, int, Match]]:
+        terms = self.terms
+        lo = bisect.bisect_left(terms, t)
+        hi = bisect.bisect_right(terms, t, lo)
+        return [(lo, hi, kind)] if hi > lo else []
+
+    def _infixes(self, q: str) -> list[tuple[int, int, Match]]:
+        index = self._bigrams if self._bigrams is not None else self._build()
+        candidates = min((index.get(q[i : i + 2], ()) for i in range(len(q) - 1)), key=len)
+        terms = self.terms
+        out = []
+        for i in candidates:
+            t = terms[i]
+            if match(q, t) is Match.INFIX:
+                out.append((i, bisect.bisect_right(terms, t, i), Match.INFIX))
+        return out
+
+    def _build(self) -> dict[str, list[int]]:
+        """Syllable bigram → first index of each Hangul term holding it past its first syllable."""
+        terms = self.terms
+        index: dict[str, list[int]] = {}
+        lo, hi = bisect.bisect_left(terms, "\uac00"), bisect.bisect_left(terms, "\ud7a4")
+        previous = ""
+        for i in range(lo, hi):
+            t = terms[i]
+            if len(t) <= INFIX_MIN or t == previous:
+                continue
+            previous = t
+            for b in {t[j : j + 2] for j in range(1, len(t) - 1)}:
+                bucket = index.get(b)
+                if bucket is None:
+                    index[b] = [i]
+                else:
+                    bucket.append(i)
+        self._bigrams = index
+        return index
+
+
+def estimate_tokens(text: str) -> int:
+    """CJK-aware token estimate: 1.5 characters per token for CJK, 4.0 for everything else."""
+    cjk = sum(1 for c in text if _CJK_CHAR.match(c))
+    other = len(text) - cjk
+    return int(cjk / 1.5 + other / 4.0 + 0.999)

@@ -1,0 +1,184 @@
+"""Keep tree-index.json in step with bank/: add nodes for new notes, drop nodes of gone ones.
+
+Existing nodes are never rewritten — their keywords, weights and parents are human decisions.
+A new note ``bank/a/b.md`` becomes node ``a/b`` under category ``a`` (created if missing), with
+keywords from its frontmatter ``keywords:``/``tags:``, its first headings and its most
+distinctive terms (TF × IDF against the whole index) — but none that holds a secret.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from memtree.index.bm25 import Segment
+from memtree.notes import chunks as chunking
+from memtree.notes import store
+from memtree.notes.chunks import Document
+from memtree.notes.entries import strip_meta
+from memtree.notes.tree import Node, Tree, validate
+from memtree.text import terms as text
+
+AUTO_KEYWORDS = 8
+"""Distinctive terms added as keywords of a new node (besides frontmatter and headings)."""
+KEYWORD_MIN_TF = 2
+"""A word must occur at least this often in a note to be one of its topics; why: a word seen once
+routes queries to a note that is not about it (measured: synth hit@5 0.684 → see README)."""
+HEADING_KEYWORD_MAX_CHARS = 40
+BANK = "bank"
+
+Parsed = tuple[Document, Mapping[str, int], Mapping[str, str] | None]
+"""A note as the index has just read it: the document, the counts of its terms (at least of those
+seen ``KEYWORD_MIN_TF`` times) and the first word that yields each of those terms (None: find them
+in the chunks' text)."""
+
+
+@dataclass(frozen=True)
+class CatalogChange:
+    """Nodes added and dropped by one catalog update, and the resulting tree."""
+
+    tree: Tree
+    added: tuple[str, ...]
+    dropped: tuple[tuple[str, str], ...]  # (node id, its missing path)
+
+
+def node_id_for(path: str) -> str:
+    """``bank/identity/values.md`` → ``identity/values``, in NFC whatever form the file name is in."""
+    rel = PurePosixPath(path).relative_to(BANK)
+    return unicodedata.normalize("NFC", str(rel.with_suffix("")))
+
+
+def update(
+    root: Path,
+    tree: Tree,
+    bank_files: list[str],
+    segments: list[Segment],
+    parsed: Mapping[str, Parsed] | None = None,
+) -> CatalogChange:
+    """Add nodes for bank notes without one and drop nodes whose file is gone.
+
+    ``parsed`` holds notes the index has just read (the document and its term counts).
+    """
+    nodes = {n.id: n for n in tree.nodes}
+    dropped: list[tuple[str, str]] = []
+    for n in list(nodes.values()):
+        if n.path and not (root / n.path).is_file():
+            dropped.append((n.id, n.path))
+            del nodes[n.id]
+    gone = {node_id for node_id, _ in dropped}
+    for other in list(nodes.values()):
+        if gone.intersection(other.children):
+            nodes[other.id] = replace(other, children=tuple(c for c in other.children if c not in gone))
+        if other.parent in gone:  # children of a dropped note node move up
+            nodes[other.id] = replace(nodes[other.id], parent=None)
+    known_paths = {n.path for n in nodes.values() if n.path}
+    n_docs = sum(s.n_live for s in segments) or 1
+    added: list[str] = []
+    new_files = [p for p in bank_files if p not in known_paths]
+    df = document_frequencies(segments) if new_files else {}
+    children: dict[str, list[str]] = {}  # parent → its new notes, added once at the end
+    for path in new_files:
+        node_id = node_id_for(path)
+        while node_id in nodes:  # an id taken by a category or another note
+            node_id += "_"
+        parent = _ensure_category(nodes, str(PurePosixPath(node_id).parent))
+        keywords = suggest_keywords(root / path, df, n_docs, (parsed or {}).get(path))
+        nodes[node_id] = Node(node_id, path, tuple(keywords), parent, (), 1.0)
+        if parent:
+            children.setdefault(parent, []).append(node_id)
+        added.append(node_id)
+    # Why at the end: re-sorting a folder's children for each new note was quadratic in a flat bank/
+    for parent, ids in children.items():
+        p = nodes[parent]
+        nodes[parent] = replace(p, children=tuple(sorted({*p.children, *ids})))
+    new_tree = validate(list(nodes.values()), root)
+    return CatalogChange(new_tree, tuple(added), tuple(dropped))
+
+
+def _ensure_category(nodes: dict[str, Node], folder: str) -> str | None:
+    if folder in ("", "."):
+        return None
+    if folder in nodes:
+        return folder
+    parent = _ensure_category(nodes, str(PurePosixPath(folder).parent))
+    name = PurePosixPath(folder).name
+    nodes[folder] = Node(folder, None, tuple(dict.fromkeys([text.normalize(name)])), parent, (), 1.0)
+    if parent:
+        p = nodes[parent]
+        nodes[parent] = replace(p, children=tuple(sorted({*p.children, folder})))
+    return folder
+
+
+def document_frequencies(segments: list[Segment]) -> dict[str, int]:
+    """Chunk-level document frequency of every index term."""
+    df: dict[str, int] = {}
+    for seg in segments:
+        offsets = seg.offsets
+        for i, term in enumerate(seg.terms):
+            df[term] = df.get(term, 0) + offsets[i + 1] - offsets[i]
+    return df
+
+
+def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, parsed: Parsed | None = None) -> list[str]:
+    """Frontmatter keywords/tags, short headings, then the note's most distinctive words.
+
+    ``parsed`` (the note as the index has just read it) saves reading and tokenizing it again.
+    """
+    tf: Mapping[str, int]
+    surfaces: Mapping[str, str] | None = None
+    if parsed is not None:
+        doc, tf, surfaces = parsed
+    else:
+        try:
+            doc = chunking.parse(store.read_note(path))
+        except (OSError, UnicodeDecodeError):
+            return []
+        tf = Counter(t for c in doc.chunks for t in text.terms(strip_meta(c.text)))
+    out: list[str] = []
+    for key in ("keywords", "tags"):
+        value = doc.meta.get(key)
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",")]
+        if isinstance(value, list):
+            out += [text.normalize(str(v)) for v in value if str(v).strip()]
+    for heading in doc.headings[:3]:
+        h = text.normalize(heading.strip())
+        if h and len(h) <= HEADING_KEYWORD_MAX_CHARS:
+            out.append(h)
+
+    taken = {t for kw in out for t in text.terms(kw)}
+    log_n = math.log(n_docs + 1)
+    # TF × IDF, best first, ties by the term itself so the choice is deterministic
+    scored = (
+        (-n * (log_n - math.log(df.get(t, 0) + 1)), t)
+        for t, n in tf.items()
+        if n >= KEYWORD_MIN_TF and t not in taken and len(t) >= 2 and not t.isdigit() and not t.startswith("@")
+    )
+    ranked = [t for _, t in heapq.nsmallest(AUTO_KEYWORDS, scored)]
+    if surfaces is None:
+        surfaces = text.first_surfaces(strip_meta("\n".join(c.text for c in doc.chunks)), set(ranked))
+    out += [surfaces.get(t, t) for t in ranked]
+    return _without_secrets(list(dict.fromkeys(out)))
+
+
+def _without_secrets(keywords: list[str]) -> list[str]:
+    """The keywords but those holding a secret (built-in rules): a hand-written note's heading or
+    frontmatter must not be copied into tree-index.json and keywords.json."""
+    from memtree.write.sanitize import sanitize
+
+    joined = "\n".join(keywords)  # why one scan: a per-keyword call would cost an index build ~15 scans per note
+    found = sanitize(joined).redactions
+    if not found:
+        return keywords
+    kept, start = [], 0
+    for keyword in keywords:
+        end = start + len(keyword)
+        if not any(r.start < end and r.end > start for r in found):
+            kept.append(keyword)
+        start = end + 1
+    return kept

@@ -1,0 +1,321 @@
+"""Open conflicts: pairs of entries that may contradict each other, kept in tracked ``conflicts.json``.
+
+`add` records one when a new entry is similar to an existing one but not enough to merge
+(0.5 ≤ similarity < 0.8 by default): both are kept and every agent sees the pair until someone
+settles it with `memtree conflicts resolve ID --keep new|old|both`, which removes only the
+conflicting text: a sentence of a hand-written paragraph goes alone, the paragraph's other
+sentences stay byte for byte. The file is written deterministically (sorted, 2-space indent) so
+concurrent agents' changes merge cleanly in git.
+
+`memtree conflicts --scan` looks through whole banks for pairs stated two ways (different
+numbers, or one negated), comparing each sentence of a hand-written paragraph on its own, and
+names the newer by ``created=``: an entry without one is undated, never newer than a dated one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtree.config import CONFLICT_THRESHOLD
+from memtree.errors import MemtreeError, QueryError
+from memtree.notes import entries, store
+
+CONFLICTS_FILE = "conflicts.json"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Side:
+    """One entry of a conflict: where it is and what it says."""
+
+    path: str
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class OpenConflict:
+    """Two entries that may contradict each other."""
+
+    id: str
+    created: str
+    similarity: float
+    new: Side
+    old: Side
+
+
+def load(root: Path) -> list[OpenConflict]:
+    """The open conflicts (none when the file is absent)."""
+    path = root / CONFLICTS_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise MemtreeError(f"{path}: unreadable ({exc}); fix or delete it") from None
+    return loads(data, str(path))
+
+
+def loads(data: bytes | str, source: str = CONFLICTS_FILE) -> list[OpenConflict]:
+    """The open conflicts of a conflicts.json text; MemtreeError naming ``source`` when it is not one."""
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise MemtreeError(f"{source}: unreadable ({exc}); fix or delete it") from None
+    try:
+        return [
+            OpenConflict(c["id"], c["created"], float(c["similarity"]), Side(**c["new"]), Side(**c["old"]))
+            for c in doc.get("conflicts", [])
+        ]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MemtreeError(f"{source}: not a memtree conflicts file ({exc})") from None
+
+
+def dumps(conflicts: list[OpenConflict]) -> bytes:
+    """Deterministic bytes of the conflicts file."""
+    items: list[dict[str, Any]] = [asdict(c) for c in sorted(conflicts, key=lambda c: (c.created, c.id))]
+    return orjson.dumps({"version": FORMAT, "conflicts": items}, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def save(root: Path, conflicts: list[OpenConflict]) -> None:
+    """Write the conflicts file (removed when nothing is open)."""
+    path = root / CONFLICTS_FILE
+    if conflicts:
+        store.rewrite(root, CONFLICTS_FILE, lambda _old: dumps(conflicts).decode())
+    elif path.exists():
+        path.unlink()
+
+
+KEEP = ("new", "old", "both")
+
+
+def resolve(
+    root: Path, conflict_id: str, keep: str, conflict_at: float = CONFLICT_THRESHOLD
+) -> tuple[OpenConflict, str]:
+    """Settle one conflict: delete the entry not kept (``both`` deletes none); returns it and a note.
+
+    Only the conflicting text goes: an entry memtree wrote (it has an id) or a one-sentence entry
+    as a whole; a sentence of a hand-written entry alone, the rest of it byte for byte. A
+    hand-written entry recorded whole (the add path records the entry it compared with) loses
+    just its sentence that conflicts with the kept side — the one most similar to it, at least
+    ``conflict_at`` and clearly ahead of the rest. When that sentence cannot be told, or the
+    recorded sentence is there more than once, nothing changes: MemtreeError names what to edit
+    by hand, and the conflict stays open. A text no longer there leaves the note as it is and
+    closes the conflict, saying so.
+    """
+    if keep not in KEEP:
+        raise QueryError(f"--keep must be one of {', '.join(KEEP)}, got {keep!r}")
+    with store.write_lock(root):
+        open_ = load(root)
+        found = next((c for c in open_ if c.id == conflict_id), None)
+        if found is None:
+            ids = ", ".join(c.id for c in open_) or "none are open"
+            raise QueryError(f"no open conflict {conflict_id!r} (open: {ids})")
+        outcome = "both entries kept"
+        if keep != "both":
+            side, kept = (found.old, found.new) if keep == "new" else (found.new, found.old)
+            which = ("old", "new")[keep == "old"]
+            removed: list[str] = []
+
+            def without(note: str) -> str | None:
+                cut = _cut(note, side, kept.text, conflict_at, f"the {which} entry of {conflict_id}")
+                if cut is None:
+                    return None
+                removed[:] = [cut[1]]
+                return cut[0]
+
+            if store.rewrite(root, side.path, without):
+                outcome = removed[0]
+            else:
+                outcome = f"the {which} entry was already changed or removed in {side.path}; nothing removed there"
+        save(root, [c for c in open_ if c.id != conflict_id])
+    return found, outcome
+
+
+def _cut(note: str, side: Side, kept: str, conflict_at: float, what: str) -> tuple[str, str] | None:
+    """``note`` without ``side``'s conflicting text and what was removed; None when it is not there.
+
+    MemtreeError when it is there but which text to remove cannot be told (see :func:`resolve`).
+    """
+    from memtree.write.similarity import similarity
+
+    entry = entries.find(note, side.id, side.text)
+    if entry is not None and (entry.meta.id or len(entries.sentences(entry.content)) == 1):
+        return entries.remove_lines(note, entry.start, entry.end), f"removed {side.path}:{entry.start}-{entry.end}"
+    if entry is not None:  # a hand-written entry of several sentences, recorded whole
+        said = entries.sentences(entry.content)
+        same = entries.normalize(kept)
+        ranked = sorted(((similarity(s, kept), s) for s in said if entries.normalize(s) != same), reverse=True)
+        best, sentence = ranked[0] if ranked else (0.0, "")
+        if best < conflict_at or any(score == best for score, _ in ranked[1:]):
+            raise MemtreeError(
+                f"{what} is a hand-written entry of {len(said)} sentences at {side.path}:{entry.start}-{entry.end} "
+                "and no one of them clearly conflicts; nothing changed: edit it by hand, then close the "
+                "conflict with --keep both"
+            )
+    else:  # a sentence of a hand-written entry, as the scan records it
+        want = entries.sentences(side.text)
+        holders = [e for e in entries.parse_entries(note) if not e.meta.id and _holds(e, want)]
+        if not holders:
+            return None
+        if len(holders) > 1:
+            where = ", ".join(f"{side.path}:{e.start}" for e in holders)
+            raise MemtreeError(f"{what} is written more than once ({where}); nothing changed: remove it by hand")
+        entry, sentence = holders[0], want[0]
+    new = entries.remove_sentence(note, entry, sentence)
+    if new is None:
+        raise MemtreeError(
+            f"{what} is in {side.path}:{entry.start}-{entry.end} more than once; nothing changed: remove it by hand"
+        )
+    return new, f"removed {sentence!r} from {side.path}:{entry.start}-{entry.end}, the rest of that entry kept"
+
+
+def _holds(entry: entries.Entry, want: list[str]) -> bool:
+    """Whether ``want`` is one sentence, and one of ``entry``'s."""
+    return len(want) == 1 and want[0] in entries.sentences(entry.content)
+
+
+NEGATIONS = frozenset("안 않 못 없 아니 말 not no never don't doesn't isn't aren't won't cannot can't without".split())
+"""Words that turn a statement around (Korean roots match as prefixes: 않는다, 없음, 못했다)."""
+SCAN_MAX_DF = 50
+"""Entries are paired through their rarer shared words; a word in more entries than this pairs nothing."""
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """Two entries that look like the same fact stated two ways, and which one to keep."""
+
+    similarity: float
+    reason: str  # "different numbers: 10 vs 50" or "one is negated"
+    newer: Side
+    older: Side
+    newer_created: str
+    older_created: str
+
+    @property
+    def suggestion(self) -> str:
+        """What to do about it."""
+        if self.newer_created == UNDATED:  # then both are: a dated entry is always the newer
+            return f"neither is dated: keep the one that still holds ({self.newer.path}, {self.older.path})"
+        return f"keep the newer one ({self.newer.path}) unless the older is better supported"
+
+
+def _numbers(text_: str) -> list[str]:
+    from memtree.text.terms import terms
+
+    return [t for t in terms(text_) if t[:1].isdigit()]
+
+
+def _negated(text_: str) -> bool:
+    from memtree.text.terms import normalize
+
+    words = normalize(text_).replace(".", " ").replace(",", " ").split()
+    return any(w in NEGATIONS or w.startswith(("않", "없", "못", "안 ")) for w in words)
+
+
+UNDATED = "undated"
+"""What --scan says for an entry's time when it carries no ``created=`` (entries written by hand)."""
+
+
+def _stamp(created: str) -> float | None:
+    """When an entry was written, from its ``created=`` metadata; None when it carries no such date.
+
+    Why not the note's modification time: every `add` to a note bumps it, and a hand-written
+    entry of that note would then read as newer than the entry just added.
+    """
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(created).timestamp() if created else None
+    except ValueError:
+        return None
+
+
+def _iso(stamp: float) -> str:
+    from datetime import datetime
+
+    return datetime.fromtimestamp(stamp).astimezone().isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """What --scan compares: an entry, or one sentence of a hand-written entry of several."""
+
+    side: Side
+    start: int  # the entry's first line
+    stamp: float | None  # from created=; None when undated
+    mtime: float  # its note's modification time: orders two undated units, never a dated one
+
+
+def _units(path: str, note: str, mtime: float) -> list[_Unit]:
+    """A note's entries; a hand-written entry of several sentences as one unit per sentence.
+
+    Why: such a paragraph holds unrelated facts, and a conflict recorded on all of it would have
+    `resolve` remove them all; its sentence is what contradicts, and what `resolve` removes.
+    """
+    out = []
+    for e in entries.parse_entries(note):
+        said = [e.content] if e.meta.id else entries.sentences(e.content)
+        texts = [e.content] if len(said) < 2 else said
+        out += [_Unit(Side(path, e.meta.id, t), e.start, _stamp(e.meta.created), mtime) for t in texts]
+    return out
+
+
+def scan(root: Path, conflict_at: float = CONFLICT_THRESHOLD, merge_at: float = 0.8) -> list[Contradiction]:
+    """Entries of the same bank that are similar yet differ in their numbers or in a negation.
+
+    The newer of two is the later ``created=``; an entry without one (hand-written) is undated
+    and never newer than a dated one. Of two undated entries the one in the note modified later
+    (then the later line) is named newer, and the suggestion says neither is dated.
+    """
+    from memtree.write.similarity import similarity, term_set
+
+    found: list[_Unit] = []
+    disk, _ = store.walk(root, ("bank",))
+    for f in disk:
+        try:
+            note = store.read_note(root / f.path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        found += _units(f.path, note, f.mtime_ns / 1e9)
+    by_term: dict[str, list[int]] = {}
+    for i, u in enumerate(found):
+        for t in term_set(u.side.text):
+            by_term.setdefault(t, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for members in by_term.values():
+        if 1 < len(members) <= SCAN_MAX_DF:
+            pairs.update((a, b) for i, a in enumerate(members) for b in members[i + 1 :])
+    out: list[Contradiction] = []
+    for a, b in sorted(pairs):
+        ua, ub = found[a], found[b]
+        pa, pb, ta, tb = ua.side.path, ub.side.path, ua.side.text, ub.side.text
+        if pa.split("/")[1:2] != pb.split("/")[1:2] and "/" in pa[5:] and "/" in pb[5:]:
+            continue  # different banks (top-level folders of bank/)
+        s = similarity(ta, tb)
+        if not conflict_at <= s < 1.0:
+            continue
+        na, nb = _numbers(ta), _numbers(tb)
+        if na and nb and na != nb:
+            one, two = sorted((", ".join(na), ", ".join(nb)))
+            reason = f"different numbers: {one} vs {two}"
+        elif _negated(ta) != _negated(tb) and s >= conflict_at:
+            reason = "one is negated"
+        else:
+            continue
+        newer, older = (ua, ub) if _age(ua) >= _age(ub) else (ub, ua)
+        out.append(Contradiction(round(s, 4), reason, newer.side, older.side, _when(newer), _when(older)))
+    return sorted(out, key=lambda c: -c.similarity)
+
+
+def _age(u: _Unit) -> tuple[bool, float, int]:
+    """Sorts units oldest first: every undated one before every dated one."""
+    return (u.stamp is not None, u.mtime if u.stamp is None else u.stamp, u.start)
+
+
+def _when(u: _Unit) -> str:
+    return UNDATED if u.stamp is None else _iso(u.stamp)
