@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from memtree import MemTree
+from memtree.config import CONSOLIDATE_JACCARD
 from memtree.lifecycle import aging, consolidate
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "lookalike_pairs.jsonl"
@@ -70,7 +71,7 @@ def main() -> int:
         lost = sum(not any(survives(root, i, p[side])) for i, p in enumerate(pairs) for side in ("a", "b"))
         archived = sum(len(m.drop) for m in report.merges)
     unguarded = [
-        consolidate.jaccard(consolidate.bigrams(p["a"]), consolidate.bigrams(p["b"])) >= consolidate.JACCARD_MIN
+        consolidate.jaccard(consolidate.bigrams(p["a"]), consolidate.bigrams(p["b"])) >= CONSOLIDATE_JACCARD
         for p in pairs
     ]
     distinct = [i for i, p in enumerate(pairs) if not p["same"]]

@@ -185,6 +185,8 @@ def eval_scores(shared: Path, tree: Path, work: Path, dataset: str) -> tuple[dic
     sets of figures must be equal, or one of the scorers is wrong.
     """
     try:
+        from memtree import schema
+        from memtree.api import clock
         from memtree.errors import MemtreeError
         from memtree.search.evaluate import evaluate as memtree_eval
         from memtree.search.evaluate import outcome_json
@@ -192,7 +194,7 @@ def eval_scores(shared: Path, tree: Path, work: Path, dataset: str) -> tuple[dic
         fail(f"this memtree has no memtree.search.evaluate ({exc})")
     progress(f"memtree eval {tree / 'queries.jsonl'} -k 10 (in-process)")
     try:
-        report, outcomes = memtree_eval(tree / "queries.jsonl", tree, k=10)
+        report, outcomes = memtree_eval(tree / "queries.jsonl", tree, k=10, now=clock())
     except MemtreeError as exc:
         fail(f"memtree eval: {exc}")
     per_query = work / f"{dataset}-eval.jsonl"
@@ -204,7 +206,7 @@ def eval_scores(shared: Path, tree: Path, work: Path, dataset: str) -> tuple[dic
     run([sys.executable, str(shared / "score.py"), str(tree), "--results", str(per_query), "--json-out", str(json_out)])
     if not json_out.exists():
         fail(f"score.py wrote no {json_out}")
-    return report.to_json(), json.loads(json_out.read_text(encoding="utf-8"))
+    return schema.evaluation(report), json.loads(json_out.read_text(encoding="utf-8"))
 
 
 def score_shape(report: dict) -> dict[str, Any]:
@@ -227,7 +229,7 @@ def score_shape(report: dict) -> dict[str, Any]:
             out[name] = answerable(m)
         if m["unanswerable"]:
             out[f"unanswerable: {name}"] = unanswerable(m)
-    out["rejected_share"] = report["rejected"] / max(1, o["n"])
+    out["rejected_share"] = report["rejected_count"] / max(1, o["n"])
     return out
 
 
@@ -255,8 +257,10 @@ def embed_index(exe: str, tree: Path) -> dict:
     progress(f"memtree index --embed --root {tree}")
     wall, out = run([exe, "index", "--embed", "--json", "--root", str(tree)])
     embedded = json.loads(out)["embedded"]
-    per_chunk = 1000 * embedded["seconds"] / max(1, embedded["embedded"])
-    progress(f"embedded {embedded['embedded']} chunks in {embedded['seconds']:.1f} s ({per_chunk:.1f} ms per chunk)")
+    per_chunk = 1000 * embedded["seconds"] / max(1, embedded["embedded_count"])
+    progress(
+        f"embedded {embedded['embedded_count']} chunks in {embedded['seconds']:.1f} s ({per_chunk:.1f} ms per chunk)"
+    )
     return {**embedded, "wall_s": wall, "ms_per_chunk": per_chunk}
 
 
@@ -355,7 +359,7 @@ def print_report(r: dict) -> None:
     if r.get("embedded"):
         e = r["embedded"]
         print(
-            f"semantic layer: {e['model']}; `memtree index --embed` embedded {e['embedded']} chunks in "
+            f"semantic layer: {e['model']}; `memtree index --embed` embedded {e['embedded_count']} chunks in "
             f"{e['seconds']:.1f} s ({e['ms_per_chunk']:.1f} ms per chunk incl. model load; wall {e['wall_s']:.1f} s)"
         )
     if w["note"]:

@@ -7,7 +7,7 @@ ENTRIES is a JSON-lines file of ``{"text", "node", "lang"}`` objects, ``node`` a
 sample memory (the repository's bank/ and tree-index.json) or ``inbox`` when no note fits (default:
 tests/data/routing_labelled.jsonl). The sample is copied to a temp folder; every entry is scored
 once (the tree's keyword route and, per note, the share of the entry its best chunk covers:
-``MemTree._route_signals``) and decided by the shipped rule with ``MemTree.add(text, dry_run=True)``.
+``memtree.write.verbs.route_signals``) and decided by the shipped rule with ``MemTree.add(text, dry_run=True)``.
 
 The entries are split by line parity: even lines (0, 2, …) choose each rule's threshold and margin,
 odd lines report. A wrong note is worse than the inbox (it hides the fact among unrelated ones,
@@ -31,6 +31,7 @@ from pathlib import Path
 from memtree import MemTree
 from memtree.config import ROUTE_MARGIN, ROUTE_THRESHOLD, Settings
 from memtree.write.retain import INBOX_NODE, confident_route, route_blend
+from memtree.write.verbs import route_signals
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_ENTRIES = REPO / "tests" / "data" / "routing_labelled.jsonl"
@@ -138,11 +139,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         mt = MemTree(sample_copy(Path(tmp)), refresh_interval=0)
         mt.refresh()  # the index the signals read (add refreshes it itself)
-        nodes = {n.id for n in mt._parsed_tree().nodes if n.path}
+        nodes = {n.id for n in mt.state.parsed_tree().nodes if n.path}
         unknown = sorted({r["node"] for r in rows} - nodes - {INBOX_NODE})
         if unknown:
             sys.exit(f"routing.py: labels name no note of the sample: {', '.join(unknown)}")
-        signals = [mt._route_signals(r["text"]) for r in rows]
+        signals = [route_signals(mt.state, r["text"]) for r in rows]
         shipped = []
         for r in rows:
             d = mt.add(r["text"], dry_run=True)

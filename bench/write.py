@@ -252,18 +252,19 @@ def attribute_add(mt: Any, attribution: Attribution) -> None:
     from memtree.notes import store
     from memtree.notes import tree as treemod
     from memtree.write import retain
+    from memtree.write import verbs as write_verbs
 
-    attribution.install(mt, "_route_scores", "route")
+    attribution.install(write_verbs, "route_scores", "route")
     attribution.install(retain, "retain", "retain")
     attribution.install(store, "atomic_write", "write", under="retain")
     attribution.install(treemod, "load", "tree")
     attribution.install(treemod, "check_files", "files")
     attribution.install(store, "walk", "walk")
-    attribution.install(mt._index, "_apply", "apply")
-    attribution.install(mt._index, "_install", "install")
-    attribution.install(mt, "refresh", "refresh")
-    attribution.install(mt._index, "refresh", "refresh")
-    attribution.install(mt, "split", "split")
+    attribution.install(mt.state.index, "_apply", "apply")
+    attribution.install(mt.state.index, "_install", "install")
+    attribution.install(mt.state, "refresh", "refresh")
+    attribution.install(mt.state.index, "refresh", "refresh")
+    attribution.install(write_verbs, "split", "split")
 
 
 def stats_ms(seconds: Sequence[float]) -> dict[str, float]:
@@ -344,7 +345,7 @@ def add_once(mt: Any, mode: str, fact: Fact, to_nodes: Sequence[str], rng: rando
 
 
 def delta_notes(mt: Any) -> int:
-    index = mt._index  # a benchmark may look inside: how many notes live outside the base segment
+    index = mt.state.index  # a benchmark may look inside: how many notes live outside the base segment
     return sum(1 for e in index.files.values() if e.segment != index.base)
 
 
@@ -362,7 +363,7 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
     for _ in range(adds):
         for mode in MODES:
             fact = maker.make()
-            base = mt._index.base
+            base = mt.state.index.base
             attribution.take()
             t0 = time.perf_counter()
             d = add_once(mt, mode, fact, to_nodes, rng, dry_run=False)
@@ -380,7 +381,7 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
                     d.path,
                     getattr(d, "entry_id", ""),
                     fact,
-                    mt._index.base != base,
+                    mt.state.index.base != base,
                     delta_notes(mt),
                 )
             )
@@ -646,8 +647,8 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
     print(
         f"\nThe reader is a long-lived `MemTree(OUT, refresh_interval=3600)` that never stats the notes itself: it"
         f" polls `.memtree/index/version` every {POLL_S * 1000:g} ms, reloads the persisted index when it changes"
-        f" (`mt._index.load()`, {fmt(stats_ms(reload_s)['mean'], 1)} ms mean) and searches the new word, so the time"
-        f" is the watcher's (debounce {watcher_debounce()} and its refresh) plus at most one poll. Watcher:"
+        f" (`mt.state.index.load()`, {fmt(stats_ms(reload_s)['mean'], 1)} ms mean) and searches the new word, so"
+        f" the time is the watcher's (debounce {watcher_debounce()} and its refresh) plus at most one poll. Watcher:"
         f" {watcher.actions} actions logged, {len(errors)} errors/warnings,"
         f" stopped cleanly: {'yes' if stopped else 'no'}."
     )

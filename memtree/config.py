@@ -1,4 +1,8 @@
-"""memtree.yaml → a frozen settings object; every default lives here, once (DESIGN §8)."""
+"""memtree.yaml → a frozen settings object; every default lives here, once (DESIGN §8).
+
+Why one module over 300 lines: it is the one home of every default, each a named constant with the
+reason for its value; splitting it would make a second place to look for one.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ TREE_WEIGHT = 0.4
 BM25_WEIGHT = 0.6
 PARTIAL_MATCH = 0.7
 INFIX_MATCH = 0.5
-"""Strength of a Hangul query word found inside a longer compound (배포 in 무중단배포; memtree.text.terms.match);
+"""Strength of a Hangul query word found inside a longer compound (배포 in 무중단배포; memtree.text.match.match);
 0 turns infix matching off. Chosen on the KorQuAD dev set (README, "How search works"): 0.3, 0.5 and
 0.7 find the same hits (hit@1 0.928-0.929 against 0.924 without), 0.5 leaves more unanswerable
 questions empty than 0.7 and ranks slightly better than 0.3."""
@@ -48,7 +52,46 @@ INDEX_MAX_NOTE_BYTES = 5_242_880
 reports it; why: indexing takes ~25 MB of memory per MB of note (10 MB: 2-3 s, 254 MB; 50 MB:
 37-60 s, 0.7-1.3 GB in bench/hostile.py), and a note that big is a dump, not memory."""
 DISTILL_MIN_SCORE = 30
+"""Candidates whose instructivity score (0-100) is under this are dropped (DESIGN §5)."""
 DISTILL_MAX_WRITES = 20
+"""Entries one `memtree distill` run writes at most."""
+EXTRACT_EVERY_TURNS = 5
+"""`memtree ingest` examines a conversation every this many assistant turns (Backend.AI GO's cadence); 0 = never."""
+EXTRACT_WINDOW_TURNS = 10
+"""The turns the detectors see at once: a cycle's turns are cut into windows of at most this many."""
+EXTRACT_IDLE_FLUSH_MIN = 10.0
+"""A conversation quiet this many minutes (at `now`, or between two of its turns) is flushed; 0 = off."""
+EXTRACT_TOPIC_GAP_MIN = 30.0
+"""A gap this long between two turns closes an episode, extracted on its own; 0 = off."""
+EXTRACT_TOPIC_SHIFT = 0.0
+"""Off (0): when set, two consecutive assistant turns whose word sets' Jaccard is under it close an episode."""
+EXTRACT_TOPIC_SHIFT_ON = 0.1
+"""What `topic_shift: true` means; unmeasured (README "Remembering conversations"), hence off by default."""
+EXTRACT_MAX_ENTRIES = 20
+"""Entries one extraction cycle writes at most (the best-scoring first)."""
+RECALL_PROMOTE_AFTER = 3
+"""Search recalls that promote a bank entry into recall/ (memtree.lifecycle.recall)."""
+RECALL_BUDGET_TOKENS = 2000
+"""recall/'s size in (CJK-aware) tokens; past it the weakest excerpts are evicted, and named."""
+RECALL_EXCERPT_CHARS = 240
+"""Characters of a bank entry kept in its recall/ excerpt."""
+DECAY_HALF_LIFE_DAYS = 30.0
+"""Ebbinghaus decay (DESIGN §5): an entry's weight halves every this many days, w = 2^(−age/30)."""
+DECAY_BOOST_FACTOR = 0.1
+"""Each search recall lifts the weight by this share: boosted = w × (1 + 0.1 × recalls), at most 1."""
+DECAY_PERMANENT_THRESHOLD = 15
+"""An entry recalled this many times is permanent: weight 1.0 whatever its age."""
+DECAY_PROTECT_DAYS = 7.0
+"""An entry this young is protected (weight 1.0), and search gives it the recency boost."""
+DECAY_ARCHIVE_BELOW = 0.02
+"""Below this weight an entry is an archive candidate (`memtree decay`; never deleted silently)."""
+CONSOLIDATE_JACCARD = 0.85
+"""Two entries of a note whose character-bigram Jaccard similarity reaches this are near-duplicates."""
+CONSOLIDATE_PRUNE_DAYS = 90.0
+"""An auto-extracted entry older than this, and rarely recalled, is an archive candidate …"""
+CONSOLIDATE_PRUNE_MIN_RECALLS = RECALL_PROMOTE_AFTER
+"""… "rarely" meaning fewer search recalls than this; by default the count that promotes an entry
+into recall/, since an entry worth an excerpt is not stale."""
 MERGE_THRESHOLD = 0.8
 CONFLICT_THRESHOLD = 0.5
 MERGE_STRATEGY = "keep_best"
@@ -66,8 +109,17 @@ TAG_ROUTING_DEFAULTS = {
     "S": ("project/rules", ("프로젝트", "규칙", "결정")),
 }
 """The design's TAG_ROUTING table (DESIGN §4): tag → (target node, keywords)."""
+GIT_AUTOCOMMIT = False
+"""Whether each memtree write is committed to the git repository the root is in (``memtree <command>: …``);
+off by default: a person's own commits stay theirs to make. Every write is journaled (undoable) either way."""
 BM25_K1 = 1.2
 BM25_B = 0.75
+SERVE_IDLE_TIMEOUT_S = 300.0
+"""`memtree serve` exits after this many seconds without a request (DESIGN §9, MemX's daemon); 0 = never."""
+SERVE_AUTOSTART = False
+"""Whether a CLI call that finds no daemon for its root starts one (detached) for the calls after it."""
+MAINTENANCE_CONSOLIDATE_EVERY_H = 24.0
+"""A running daemon consolidates (and syncs recall/) once per this many hours (DESIGN §9); 0 = never."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +155,33 @@ class SplitSettings:
     max_bytes: int = SPLIT_MAX_BYTES
 
 
+MILVUS_TIMEOUT_S = 10.0
+"""How long memtree waits for Milvus (a server to answer, a Milvus Lite file another process holds)
+before it searches with the local engine and says so."""
+MILVUS_CANDIDATES = 200
+"""Chunks memtree asks Milvus for per query (and per routed set of notes), then re-scores with its
+exact BM25 (memtree.index.milvus). Why 200: with it both dev sets rank exactly as the local engine
+does (README, "Past one machine: Milvus"), at ~35 ms a query on Milvus Lite."""
+
+
+@dataclass(frozen=True)
+class MilvusSettings:
+    """index.milvus.* keys: the Milvus collection that shadows the chunk index (memtree.index.milvus)."""
+
+    uri: str = ""  # "" = .memtree/milvus.db (Milvus Lite); a path ending in .db: Milvus Lite; http://host:19530
+    collection: str = ""  # "" = derived from the root's path and memtree's analyzer version
+    required: bool = False  # true: Milvus unreachable is an error (exit 2), never the local engine
+    timeout_s: float = MILVUS_TIMEOUT_S
+    candidates: int = MILVUS_CANDIDATES
+
+
 @dataclass(frozen=True)
 class IndexSettings:
     """index.* keys."""
 
     max_note_bytes: int = INDEX_MAX_NOTE_BYTES  # a bigger note is not indexed (a warning names it)
+    backend: str = "local"  # local: memtree's own segments; milvus: a Milvus collection (memtree[milvus])
+    milvus: MilvusSettings = field(default_factory=MilvusSettings)
 
 
 @dataclass(frozen=True)
@@ -131,12 +205,45 @@ class DistillSettings:
 
 
 @dataclass(frozen=True)
+class ExtractSettings:
+    """extract.* keys: when `memtree ingest` turns conversation turns into bank entries."""
+
+    every_turns: int = EXTRACT_EVERY_TURNS  # assistant turns per cycle; 0 = only gaps and flushes
+    window_turns: int = EXTRACT_WINDOW_TURNS  # turns the detectors see at once
+    idle_flush_min: float = EXTRACT_IDLE_FLUSH_MIN  # a conversation this quiet is flushed; 0 = off
+    topic_gap_min: float = EXTRACT_TOPIC_GAP_MIN  # a gap this long closes an episode; 0 = off
+    topic_shift: float = EXTRACT_TOPIC_SHIFT  # Jaccard under which an assistant turn opens a new episode; 0 = off
+    max_entries: int = EXTRACT_MAX_ENTRIES  # entries one cycle writes at most
+    llm_command: str = ""  # optional: reads a window's turns and candidates as JSON, prints rescores and facts
+
+
+@dataclass(frozen=True)
 class RecallSettings:
     """recall.* keys: what is promoted into recall/ and how much of it there may be."""
 
-    promote_after: int = 3  # search recalls that promote an entry into recall/
-    budget_tokens: int = 2000  # recall/'s size; the weakest excerpts are evicted past it
-    excerpt_chars: int = 240
+    promote_after: int = RECALL_PROMOTE_AFTER  # search recalls that promote an entry into recall/
+    budget_tokens: int = RECALL_BUDGET_TOKENS  # recall/'s size; the weakest excerpts are evicted past it
+    excerpt_chars: int = RECALL_EXCERPT_CHARS
+
+
+@dataclass(frozen=True)
+class DecaySettings:
+    """decay.* keys: the forgetting curve search scores and `memtree decay` archives by (DESIGN §5)."""
+
+    half_life_days: float = DECAY_HALF_LIFE_DAYS
+    boost_factor: float = DECAY_BOOST_FACTOR  # weight share each search recall adds
+    permanent_threshold: int = DECAY_PERMANENT_THRESHOLD  # recalls that make an entry permanent
+    protect_days: float = DECAY_PROTECT_DAYS  # younger entries weigh 1.0 and get search's recency boost
+    archive_below: float = DECAY_ARCHIVE_BELOW  # a lighter entry is an archive candidate
+
+
+@dataclass(frozen=True)
+class ConsolidateSettings:
+    """consolidate.* keys: which entries merge, and which auto entries go stale."""
+
+    jaccard: float = CONSOLIDATE_JACCARD  # least bigram similarity of two entries merged into one
+    prune_days: float = CONSOLIDATE_PRUNE_DAYS  # an older auto entry (source=auto) may be archived …
+    prune_min_recalls: int = CONSOLIDATE_PRUNE_MIN_RECALLS  # … when search found it fewer times than this
 
 
 @dataclass(frozen=True)
@@ -149,6 +256,28 @@ class EmbedSettings:
     min_similarity: float = 0.0  # τ: without keyword evidence a hit needs this cosine; 0 = the model's calibrated τ
     max_new: int = 256  # chunks a search may embed itself; past this, `memtree index --embed`
     max_questions: int = QUERY_QUESTIONS  # a message's question clauses embedded at most (memtree.search.semantic)
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """serve.* keys: the daemon (`memtree serve`)."""
+
+    idle_timeout_s: float = SERVE_IDLE_TIMEOUT_S  # exit after this long without a request; 0 = never
+    autostart: bool = SERVE_AUTOSTART  # a CLI call with no daemon for its root starts one
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings:
+    """maintenance.* keys: what a running daemon does on its own."""
+
+    consolidate_every_h: float = MAINTENANCE_CONSOLIDATE_EVERY_H  # consolidate + recall sync; 0 = off
+
+
+@dataclass(frozen=True)
+class GitSettings:
+    """git.* keys: what memtree does with the git repository the root is in."""
+
+    autocommit: bool = GIT_AUTOCOMMIT  # commit each memtree write (its files only), message naming the command
 
 
 @dataclass(frozen=True)
@@ -171,30 +300,50 @@ class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     retain: RetainSettings = field(default_factory=RetainSettings)
     distill: DistillSettings = field(default_factory=DistillSettings)
+    extract: ExtractSettings = field(default_factory=ExtractSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    decay: DecaySettings = field(default_factory=DecaySettings)
+    consolidate: ConsolidateSettings = field(default_factory=ConsolidateSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    git: GitSettings = field(default_factory=GitSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
 
 
 _SECTIONS = {
+    "git": GitSettings,
     "search": SearchSettings,
     "split": SplitSettings,
     "index": IndexSettings,
     "retain": RetainSettings,
     "distill": DistillSettings,
+    "extract": ExtractSettings,
     "recall": RecallSettings,
+    "decay": DecaySettings,
+    "consolidate": ConsolidateSettings,
     "embed": EmbedSettings,
+    "serve": ServeSettings,
+    "maintenance": MaintenanceSettings,
 }
-_STRINGS = {("distill", "llm_command"), ("search", "scope"), ("embed", "model_dir")}
+_STRINGS = {("distill", "llm_command"), ("extract", "llm_command"), ("search", "scope"), ("embed", "model_dir")}
 _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
+    ("git", "autocommit"): (True, False),
     ("retain", "merge_strategy"): ("keep_best", "merge_content"),
     ("search", "reinforce"): (True, False),
     ("search", "decay"): (True, False),
     ("embed", "enabled"): ("auto", "on", "off"),
     ("embed", "fusion"): ("linear", "rrf"),
+    ("serve", "autostart"): (True, False),
+    ("index", "backend"): ("local", "milvus"),
 }
+_ABOVE_ZERO = {("decay", "half_life_days"), ("consolidate", "jaccard"), ("extract", "window_turns")}
+"""Keys 0 would break: a zero half-life divides by zero; a zero Jaccard would merge unrelated entries;
+a zero extraction window holds no turn."""
+_AT_MOST_ONE = {("decay", "archive_below"), ("consolidate", "jaccard"), ("extract", "topic_shift")}
+"""Keys that are shares of 1: a decay weight never exceeds 1, nor does a Jaccard similarity."""
 
 
 def load_settings(root: Path) -> Settings:
@@ -232,6 +381,9 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
         for key, value in values.items():
             if key not in known:
                 continue  # keys of features this version does not have yet are ignored
+            if (section, key) == ("index", "milvus"):
+                changes[key] = _milvus(value, source)
+                continue
             if (section, key) in _STRINGS:
                 if value is not None and not isinstance(value, str):
                     raise ConfigError(f"{source}: {section}.{key} must be a string, got {value!r}")
@@ -245,7 +397,13 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
                     )
                 changes[key] = value
                 continue
+            if (section, key) == ("extract", "topic_shift") and isinstance(value, bool):
+                value = EXTRACT_TOPIC_SHIFT_ON if value else 0.0  # `topic_shift: true` takes the default threshold
             changes[key] = _number(value, known[key].type, f"{source}: {section}.{key}")
+            if (section, key) in _ABOVE_ZERO and changes[key] == 0:
+                raise ConfigError(f"{source}: {section}.{key} must be greater than 0, got {value!r}")
+            if (section, key) in _AT_MOST_ONE and changes[key] > 1:
+                raise ConfigError(f"{source}: {section}.{key} must be at most 1, got {value!r}")
         settings = replace(settings, **{section: replace(current, **changes)})
     privacy = data.get("privacy") or {}
     if not isinstance(privacy, dict):
@@ -263,6 +421,31 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
     if "routing" in data:
         settings = replace(settings, routing=_routing(data["routing"], source))
     return settings
+
+
+def _milvus(raw: Any, source: str) -> MilvusSettings:
+    """`index.milvus:` keys: uri and collection strings, required true/false, timeout_s and candidates numbers."""
+    if raw is None:
+        return MilvusSettings()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: index.milvus must be a mapping (uri: ..., required: ...)")
+    known = {f.name: f for f in fields(MilvusSettings)}
+    changes: dict[str, Any] = {}
+    for key, value in raw.items():
+        where = f"{source}: index.milvus.{key}"
+        if key in ("uri", "collection"):
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{where} must be a string, got {value!r}")
+            changes[key] = value or ""
+        elif key == "required":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false, got {value!r}")
+            changes[key] = value
+        elif key in known:
+            changes[key] = _number(value, known[key].type, where)
+            if changes[key] == 0:
+                raise ConfigError(f"{where} must be greater than 0, got {value!r}")
+    return replace(MilvusSettings(), **changes)
 
 
 def _number(value: Any, annotation: Any, where: str) -> float | int:

@@ -11,6 +11,7 @@
      ├── OutsideRoot             a path that leads out of the root (`..`, absolute, a symlink out)
      ├── ChangedOnDisk           a note changed between memtree's read and its write (retried)
      ├── ReadOnlyRoot            a write refused by the file system (read-only, no permission)
+ ├── StaleUndo               `memtree undo`: a file changed since the write it would revert
      └── EmbedUnavailable        memtree.embedding: the extra, the model or its files are missing
                                  (search downgrades to keywords; `index --embed` reports it)
 
@@ -55,3 +56,7 @@ class ChangedOnDisk(MemtreeError):
 
 class ReadOnlyRoot(MemtreeError):
     """The file system refused a write (read-only, or no permission); nothing was written."""
+
+
+class StaleUndo(MemtreeError):
+    """A file an undo would restore changed since the write it reverts; nothing was written."""

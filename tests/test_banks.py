@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from memtree import MemTree
 from memtree.cli.app import app
 from memtree.errors import QueryError
-from memtree.lifecycle.banks import list_banks, set_enabled, skipped
+from memtree.lifecycle.banks import list_banks, set_enabled
+from memtree.notes.layout import skipped
 
 
 def test_banks_are_listed_with_their_counts(sample_root: Path) -> None:
@@ -59,7 +60,7 @@ def test_an_unknown_bank_is_an_error(sample_root: Path) -> None:
 
 def test_cli_banks(sample_root: Path) -> None:
     runner = CliRunner()
-    listed = json.loads(runner.invoke(app, ["banks", "--json", "--root", str(sample_root)]).stdout)
+    listed = json.loads(runner.invoke(app, ["banks", "--json", "--root", str(sample_root)]).stdout)["banks"]
     assert {b["name"] for b in listed} == {"identity", "project", "technical"}
     off = runner.invoke(app, ["banks", "disable", "identity", "--root", str(sample_root)])
     assert off.exit_code == 0 and "disabled" in off.stdout
@@ -81,9 +82,9 @@ def test_banks_disable_and_enable_speak_json_wherever_the_flags_go(sample_root: 
     args = [str(sample_root) if a == "ROOT" else a for a in order] + ([] if "ROOT" in order else [str(sample_root)])
     off = CliRunner().invoke(app, args)
     assert off.exit_code == 0, off.stderr
-    assert json.loads(off.stdout) == {"bank": "technical", "enabled": False, "disabled": ["technical"]}
+    assert json.loads(off.stdout) == {"bank": "technical", "enabled": False, "disabled_banks": ["technical"]}
     on = CliRunner().invoke(app, ["banks", "--json", "--root", str(sample_root), "enable", "technical"])
-    assert json.loads(on.stdout) == {"bank": "technical", "enabled": True, "disabled": []}
+    assert json.loads(on.stdout) == {"bank": "technical", "enabled": True, "disabled_banks": []}
     assert all(b.enabled for b in list_banks(sample_root))
 
 

@@ -1,4 +1,5 @@
-"""memtree.index.bm25: textbook BM25 on exact tokens (checked against rank_bm25), soft Korean matching."""
+"""memtree.index.bm25 (textbook BM25 on exact tokens, checked against rank_bm25; soft Korean
+matching) and the segments it scores (memtree.index.segment: both CSR layouts, merging)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 import pytest
 from rank_bm25 import BM25Okapi
 
-from memtree.index import bm25
-from memtree.index.bm25 import Segment, build_segment
+from memtree.index import bm25, segment
+from memtree.index.segment import Segment, build_segment
 from memtree.text import terms as text
+from memtree.text.match import EXACT
 
 # Words that are their own index term (no stemming, no stopword) and not prefixes of each other.
 VOCAB = "banana cherry lemon mango melon peach plum kiwi walnut almond pepper carrot radish turnip".split()
@@ -32,18 +34,14 @@ def segment_of(docs: Sequence[str], path: str = "bank/a.md") -> Segment:
     return build_segment([(path, chunks)])
 
 
-def scores_of(scored: bm25.Scored, n_docs: int, segment: int = 0) -> list[float]:
+def scores_of(scored: bm25.Scored, n_docs: int, seg: int = 0) -> list[float]:
     """Per-chunk scores of one segment (0.0 for chunks that did not match)."""
-    raw = scored.scores
-    if isinstance(raw, dict):  # keyed by (segment, chunk)
-        return [raw.get((segment, d), 0.0) for d in range(n_docs)]
-    return [raw[segment].get(d, 0.0) for d in range(n_docs)]
+    return [scored.raw((seg, d)) for d in range(n_docs)]
 
 
-def strength_of(scored: bm25.Scored, term: int, doc: int, segment: int = 0) -> float:
+def strength_of(scored: bm25.Scored, term: int, doc: int, seg: int = 0) -> float:
     """How chunk ``doc`` matched query term ``term``: 1.0 exact, 0.7 partial, 0.0 not at all."""
-    s = scored.strength
-    return s(term, segment, doc) if callable(s) else s[term].get((segment, doc), 0.0)
+    return scored.strengths([(seg, doc)])[0][term]
 
 
 def test_vocabulary_is_exact_tokens() -> None:
@@ -81,12 +79,12 @@ def test_korean_stem_matches_exactly_and_prefix_partially() -> None:
     docs = ["우리의 가치관이 가장 중요하다", "크론 설계와 스케줄", "가치 투자와 관계"]
     seg = segment_of(docs)
     exact = bm25.score([seg], ["가치관"])
-    assert strength_of(exact, 0, 0) == text.EXACT
+    assert strength_of(exact, 0, 0) == EXACT
     assert strength_of(exact, 0, 1) == 0.0
     assert strength_of(exact, 0, 2) == pytest.approx(0.7)  # 가치 ⊂ 가치관
     partial = bm25.score([seg], ["가치"])
     assert strength_of(partial, 0, 0) == pytest.approx(0.7)
-    assert strength_of(partial, 0, 2) == text.EXACT
+    assert strength_of(partial, 0, 2) == EXACT
     scores = scores_of(exact, 3)
     assert scores[0] > scores[2] > 0 and scores[1] == 0.0
 
@@ -103,7 +101,7 @@ def test_single_syllable_query_matches_particle_form_but_not_longer_word() -> No
     home = bm25.score([seg], ["집"])
     assert [strength_of(home, 0, d) for d in range(4)] == [pytest.approx(0.7), 0.0, 0.0, 0.0]
     assert scores_of(bm25.score([seg], ["회"]), 4) == [0.0, 0.0, 0.0, 0.0]
-    assert strength_of(bm25.score([seg], ["물"]), 0, 2) == text.EXACT
+    assert strength_of(bm25.score([seg], ["물"]), 0, 2) == EXACT
 
 
 def test_dead_files_leave_the_statistics() -> None:
@@ -126,10 +124,10 @@ def test_a_word_inside_a_compound_matches_at_infix_strength() -> None:
     db = bm25.score([seg], ["데이터베이스"], infix=0.5)
     assert [strength_of(db, 0, d) for d in range(5)] == [pytest.approx(0.5), 0.0, 0.0, 0.0, 0.0]
     deploy = bm25.score([seg], ["배포"], infix=0.5)
-    assert [strength_of(deploy, 0, d) for d in range(5)] == [0.0, pytest.approx(0.5), 0.0, text.EXACT, 0.0]
+    assert [strength_of(deploy, 0, d) for d in range(5)] == [0.0, pytest.approx(0.5), 0.0, EXACT, 0.0]
     assert scores_of(deploy, 5)[3] > scores_of(deploy, 5)[1] > 0  # the word itself outranks the compound
     meeting = bm25.score([seg], ["회의"], infix=0.5)
-    assert [strength_of(meeting, 0, d) for d in range(5)] == [0.0, 0.0, 0.0, 0.0, text.EXACT]  # not 국회의원
+    assert [strength_of(meeting, 0, d) for d in range(5)] == [0.0, 0.0, 0.0, 0.0, EXACT]  # not 국회의원
     assert scores_of(bm25.score([seg], ["회"], infix=0.5), 5) == [0.0] * 5
 
 
@@ -145,7 +143,7 @@ def test_infix_weight_scales_and_zero_turns_it_off() -> None:
 def test_a_chunk_matched_exactly_and_inside_counts_as_exact() -> None:
     seg = segment_of(["배포 그리고 무중단배포", "무중단배포만"])
     scored = bm25.score([seg], ["배포"], infix=0.5)
-    assert [strength_of(scored, 0, d) for d in range(2)] == [text.EXACT, pytest.approx(0.5)]
+    assert [strength_of(scored, 0, d) for d in range(2)] == [EXACT, pytest.approx(0.5)]
     assert scored.stats[0].df == 2
 
 
@@ -178,17 +176,49 @@ def test_numpy_and_pure_python_layouts_build_the_same_segment(monkeypatch: pytes
         ("memory/2024-01-07.md", [(1, 2, {"무중단배포": 3, "kiwi": 1, "@d2024-01-07": 2}), (3, 3, ["kiwi", "plum"])]),
         ("recall/r.md", [(5, 9, text.terms("회의 국회의원 회의 the meeting notes"))]),
     ]
-    monkeypatch.setattr(bm25, "NUMPY_MIN_TERMS", 0)
+    monkeypatch.setattr(segment, "NUMPY_MIN_TERMS", 0)
     vectorized = _columns(build_segment(notes))
-    monkeypatch.setattr(bm25, "_numpy_available", lambda: False)
+    monkeypatch.setattr(segment, "_numpy_available", lambda: False)
     pure = _columns(build_segment(notes))
     assert vectorized == pure
-    assert pure["post_tf"][0][list(pure["terms"][0]).index("banana")] == bm25.MAX_TF  # capped, not wrapped
+    assert pure["post_tf"][0][list(pure["terms"][0]).index("banana")] == segment.MAX_TF  # capped, not wrapped
 
 
 def test_merging_segments_keeps_postings_with_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("numpy")
     seg = segment_of(CORPUS)
     for threshold in (0, 10**9):  # numpy, then pure Python
-        monkeypatch.setattr(bm25, "NUMPY_MIN_TERMS", threshold)
-        assert _columns(bm25.merge_segments([seg])) == _columns(seg)
+        monkeypatch.setattr(segment, "NUMPY_MIN_TERMS", threshold)
+        assert _columns(segment.merge_segments([seg])) == _columns(seg)
+
+
+def test_the_blend_is_the_documented_arithmetic() -> None:
+    from memtree.index.blend import Blend
+
+    blend = Blend.of(0.4, 0.6, 2.0, [1.5, 2.5])  # Σ idf 4
+    assert blend.keyword(1.0) == pytest.approx(0.6 * 1.0 / 2.0)
+    assert blend.keyword(1.0, 0.5, 2.0) == pytest.approx(0.4 * 0.5 * 2.0 / 4.0 + 0.6 * 1.0 / 2.0)
+    assert blend.keyword(0.0, 0.5) == pytest.approx(0.4 * 0.5)  # no evidence in the text: the whole route
+    assert blend.tree(0.5, 2.0) == pytest.approx(0.25) and blend.tree(0.5) == 0.5
+    assert blend.bm25_norm(1.0) == 0.5 and Blend.of(0.4, 0.6, 0.0, []).bm25_norm(1.0) == 0.0
+
+
+def test_top_ranks_by_the_blend_it_hands_back() -> None:
+    seg = build_segment(
+        [
+            ("bank/a.md", [(i + 1, i + 1, text.terms(doc)) for i, doc in enumerate(CORPUS[:4])]),
+            ("bank/b.md", [(i + 1, i + 1, text.terms(doc)) for i, doc in enumerate(CORPUS[4:])]),
+            ("bank/c.md", [(1, 1, ["almond"])]),  # routed, matching nothing: offers its first chunk
+        ]
+    )
+    scored = bm25.score([seg], ["banana", "kiwi", "walnut"])
+    routes = {"bank/a.md": 0.8, "bank/c.md": 0.5}
+    ranked, blend = scored.top(20, frozenset({"bank"}), routes, 0.4, 0.6)
+    places = scored.locate([ref for _, ref in ranked])
+    assert blend.top_bm25 == max(scored.raw(ref) for _, ref in ranked) > 0
+    for (kw, ref), where in zip(ranked, places, strict=True):
+        evidence = scored.evidence([ref])[0] or None
+        assert kw == blend.keyword(scored.raw(ref), routes.get(where.path, 0.0), evidence)  # bit for bit
+    assert [kw for kw, _ in ranked] == sorted((kw for kw, _ in ranked), reverse=True)
+    assert ("bank/c.md", 1) in [(w.path, w.start) for w in places]
+    assert scored.top(20, frozenset({"memory"}), routes, 0.4, 0.6)[0] == []  # no note of that tier

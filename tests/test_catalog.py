@@ -127,3 +127,16 @@ def test_a_days_terms_never_become_keywords(tmp_path: Path) -> None:
     MemTree(root, refresh_interval=0).index()
     keywords = [k for n in treemod.load(root).nodes for k in n.keywords]
     assert keywords and not [k for k in keywords if k.startswith("@")]
+
+
+def test_the_sanitizers_markers_never_become_keywords(tmp_path: Path) -> None:
+    # Why: a note whose secrets were redacted holds `[REDACTED:github-token]` many times; its words
+    # say what the sanitizer did, not what the note is about
+    from helpers import write_root
+
+    note = "# 배포 자격\n\n" + "".join(f"- 배포 봇 토큰 [REDACTED:github-token] 교체 {i}.\n" for i in range(6))
+    root = write_root(tmp_path / "root", {"bank/ops/creds.md": note}, [])
+    MemTree(root, refresh_interval=0).index()
+    keywords = [k for n in treemod.load(root).nodes for k in n.keywords]
+    assert "배포" in " ".join(keywords)
+    assert not {"redacted", "github", "token", "redact"} & {k.casefold() for k in keywords}

@@ -79,6 +79,7 @@ def test_batch_json_answers_every_line_and_survives_bad_ones(sample_root: Path) 
     assert all({"path", "lines"} <= set(h) for o in out for h in o["hits"])
     assert out[2]["hits"][0]["path"] == "bank/technical/heartbeat-reflect.md"
     assert all("error" in out[i] and out[i]["hits"] == [] for i in (1, 3, 4, 6, 7))
+    assert [out[i]["line"] for i in (1, 3, 4, 6, 7)] == [2, 4, 5, 7, 8]
     assert "query" in out[6]["error"]
     assert out[5]["hits"] == [] and out[5]["rejected"]
 
@@ -113,10 +114,10 @@ def test_status_json_counts_tiers_and_oversized_notes(sample_root: Path) -> None
     result = run("status", "--root", str(sample_root), "--json")
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["tiers"]["bank"]["files"] == 7 and doc["tiers"]["memory"]["files"] == 2
-    assert doc["tiers"]["recall"] == {"files": 0, "bytes": 0, "nodes": 0, "chunks": 0}
+    assert doc["tiers"]["bank"]["file_count"] == 7 and doc["tiers"]["memory"]["file_count"] == 2
+    assert doc["tiers"]["recall"] == {"file_count": 0, "bytes": 0, "node_count": 0, "chunk_count": 0}
     assert doc["oversized"] == [{"path": "bank/big.md", "bytes": big.stat().st_size}]
-    assert doc["nodes"] == 9 and doc["max_bytes"] == 10_240
+    assert doc["node_count"] == 9 and doc["max_bytes"] == 10_240
 
 
 def test_index_json_reports_nodes_added(sample_root: Path) -> None:
@@ -125,7 +126,7 @@ def test_index_json_reports_nodes_added(sample_root: Path) -> None:
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["nodes_added"] == ["zoo"] and doc["nodes_dropped"] == []
-    assert doc["files"] == 9 and "bank/zoo.md" in doc["added"]
+    assert doc["file_count"] == 9 and "bank/zoo.md" in doc["added"]
     again = json.loads(run("index", "--root", str(sample_root), "--json").stdout)
     assert again["nodes_added"] == [] and again["added"] == []
 

@@ -354,7 +354,7 @@ def test_no_conflicts_is_said_plainly(sample_root: Path) -> None:
     result = run("conflicts", "--root", str(sample_root))
     assert result.exit_code == 0 and result.stdout.strip() == "no open conflicts"
     as_json = run("conflicts", "--root", str(sample_root), "--json")
-    assert as_json.exit_code == 0 and json.loads(as_json.stdout) == []
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout) == {"conflicts": []}
 
 
 def test_conflicts_lists_both_texts_similarity_and_files(sample_root: Path) -> None:
@@ -365,11 +365,11 @@ def test_conflicts_lists_both_texts_similarity_and_files(sample_root: Path) -> N
     assert cid in out and REDIS_OLD in out and REDIS_NEW in out
     assert re.search(r"similarity 0\.[5-7]\d", out) and "bank/project/decisions.md" in out
     assert old_id in out and new_id in out
-    doc = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)
-    assert len(doc) == 1 and doc[0]["id"] == cid
-    assert 0.5 <= doc[0]["similarity"] < 0.8
-    assert doc[0]["new"] == {"path": "bank/project/decisions.md", "id": new_id, "text": REDIS_NEW}
-    assert doc[0]["old"] == {"path": "bank/project/decisions.md", "id": old_id, "text": REDIS_OLD}
+    (found,) = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)["conflicts"]
+    assert found["id"] == cid and 0.5 <= found["similarity"] < 0.8
+    assert datetime.fromisoformat(found["created_at"]).tzinfo is not None
+    assert found["new"] == {"path": "bank/project/decisions.md", "id": new_id, "text": REDIS_NEW}
+    assert found["old"] == {"path": "bank/project/decisions.md", "id": old_id, "text": REDIS_OLD}
 
 
 @pytest.mark.parametrize(
@@ -386,7 +386,7 @@ def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
     result = run("conflicts", "resolve", cid, "--keep", keep, "--root", str(sample_root), "--json")
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["resolved"] == cid and doc["keep"] == keep
+    assert doc["conflict"]["id"] == cid and doc["keep"] == keep
     assert doc["outcome"].startswith("removed") if gone else doc["outcome"] == "both entries kept"
     text = note.read_text(encoding="utf-8")
     for t in kept:
@@ -395,7 +395,7 @@ def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
         assert t not in text
     for line in original.splitlines():  # nothing else in the note was touched
         assert line in text.splitlines()
-    assert json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout) == []
+    assert json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout) == {"conflicts": []}
     store = sample_root / "conflicts.json"
     assert not store.exists() or cid not in store.read_text(encoding="utf-8")
 
@@ -407,7 +407,7 @@ def test_resolving_one_conflict_leaves_the_others_open(sample_root: Path) -> Non
     assert other["decision"] == "conflict", other
     human = run("conflicts", "resolve", first, "--keep", "both", "--root", str(sample_root))
     assert human.exit_code == 0 and human.stdout.startswith(f"resolved {first} (kept both)")
-    left = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)
+    left = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)["conflicts"]
     assert [c["id"] for c in left] == [other["conflict_id"]]
     on_disk = json.loads((sample_root / "conflicts.json").read_text(encoding="utf-8"))
     assert [c["id"] for c in on_disk["conflicts"]] == [other["conflict_id"]]
@@ -452,7 +452,7 @@ def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_writte
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["outcome"].startswith(f"removed {stale!r} from bank/ops/db.md:3-3")
     assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == before.replace(f"{stale} ", "")
-    assert json.loads(run("conflicts", "--root", str(root), "--json").stdout) == []
+    assert json.loads(run("conflicts", "--root", str(root), "--json").stdout) == {"conflicts": []}
 
 
 def test_resolve_changes_nothing_when_no_sentence_of_a_paragraph_clearly_conflicts(
@@ -475,12 +475,12 @@ def test_resolve_changes_nothing_when_no_sentence_of_a_paragraph_clearly_conflic
 
 def test_status_json_counts_open_conflicts(sample_root: Path) -> None:
     doc = json.loads(run("status", "--root", str(sample_root), "--json").stdout)
-    assert doc["open_conflicts"] == 0 and "watcher" in doc and doc["watcher"] is None
+    assert doc["open_conflict_count"] == 0 and "watcher" in doc and doc["watcher"] is None
     cid, _, _ = make_conflict(sample_root)
     doc = json.loads(run("status", "--root", str(sample_root), "--json").stdout)
-    assert doc["open_conflicts"] == 1
+    assert doc["open_conflict_count"] == 1
     run("conflicts", "resolve", cid, "--keep", "old", "--root", str(sample_root))
-    assert json.loads(run("status", "--root", str(sample_root), "--json").stdout)["open_conflicts"] == 0
+    assert json.loads(run("status", "--root", str(sample_root), "--json").stdout)["open_conflict_count"] == 0
 
 
 # --- split ---------------------------------------------------------------------------------------
@@ -500,9 +500,9 @@ def test_split_cuts_an_oversized_note_into_children_and_nodes(sample_root: Path)
     original = grow(note)
     result = run("split", "--root", str(sample_root), "--json")
     assert result.exit_code == 0, result.stderr
-    doc = json.loads(result.stdout)
-    assert [r["path"] for r in doc] == ["bank/technical/cron-design.md"]
-    children, nodes = doc[0]["children"], doc[0]["nodes"]
+    (done,) = json.loads(result.stdout)["splits"]
+    assert done["path"] == "bank/technical/cron-design.md"
+    children, nodes = done["children"], done["nodes"]
     assert len(children) >= 2 and len(nodes) == len(children)
     assert note.stat().st_size <= 10_240
     tree = treemod.load(sample_root)  # validates: ids, parents and children agree, files exist
@@ -557,11 +557,11 @@ def test_split_of_a_note_within_the_limit_says_so_and_writes_nothing(sample_root
     before = snapshot(sample_root)
     every = run("split", "--root", str(sample_root))
     assert every.exit_code == 0 and "nothing to split" in every.stdout
-    assert json.loads(run("split", "--root", str(sample_root), "--json").stdout) == []
+    assert json.loads(run("split", "--root", str(sample_root), "--json").stdout) == {"splits": []}
     one = run("split", "bank/project/rules.md", "--root", str(sample_root), "--json")
     assert one.exit_code == 0, one.stderr
     doc = json.loads(one.stdout)
-    assert doc == [{"tree": None, "path": "bank/project/rules.md", "children": [], "nodes": [], "warnings": []}]
+    assert doc == {"splits": [{"path": "bank/project/rules.md", "children": [], "nodes": [], "warnings": []}]}
     assert snapshot(sample_root) == before
 
 

@@ -70,9 +70,11 @@ def test_cli_scan_text_and_json(make_root: Callable[..., Path]) -> None:
     text = runner.invoke(app, ["conflicts", "--scan", "--root", str(root)])
     assert text.exit_code == 0 and "one is negated" in text.stdout and "keep the newer" in text.stdout
     assert "(undated): 금요일에는 배포하지 않는다" in text.stdout
-    doc = json.loads(runner.invoke(app, ["conflicts", "--scan", "--json", "--root", str(root)]).stdout)
+    doc = json.loads(runner.invoke(app, ["conflicts", "--scan", "--json", "--root", str(root)]).stdout)[
+        "contradictions"
+    ]
     assert doc and doc[0]["reason"] == "one is negated" and doc[0]["suggestion"].startswith("keep the newer")
-    assert doc[0]["newer"]["id"] == "e-1" and doc[0]["older_created"] == "undated"
+    assert doc[0]["newer"]["id"] == "e-1" and doc[0]["older_created_at"] is None
 
 
 # --- issue 12: an undated entry is never the newer; resolve removes only the conflicting sentence ---

@@ -8,6 +8,7 @@ import json
 import random
 import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from memtree import MemTree
 from memtree.cli.app import app
+from memtree.config import CONSOLIDATE_JACCARD
 from memtree.errors import MemtreeError
 from memtree.lifecycle import aging, consolidate
 from memtree.write.similarity import distinct_facts, similarity
@@ -104,7 +106,7 @@ def test_an_entry_gone_since_the_survey_is_not_archived_and_nothing_else_moves(t
     note = root / "bank/tools/py.md"
     lines = note.read_text(encoding="utf-8").split("\n")
     note.write_text("\n".join(ln for ln in lines if "id=e-1" not in ln), encoding="utf-8")
-    moved = aging.archive(root, found)
+    moved = aging.archive(root, found, time.time())
     assert {a.id for a in moved} == {"e-3"}
     left = note.read_text(encoding="utf-8")
     assert all(f"id=e-{i}" in left for i in (2, 4)) and "손으로 쓴 메모" in left
@@ -117,7 +119,7 @@ def test_decay_cli_json_and_human(tmp_path: Path) -> None:
     result = runner.invoke(app, ["decay", "--root", str(root), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["total"] == 5 and {e["id"] for e in data["entries"]} == {"e-1", "e-3"}
+    assert data["bank_entry_count"] == 5 and {e["id"] for e in data["entries"]} == {"e-1", "e-3"}
     assert all(e["candidate"] for e in data["entries"])
     every = runner.invoke(app, ["decay", "--root", str(root), "--all"])
     assert every.exit_code == 0 and "5 bank entries" in every.stdout and "2 archive candidates" in every.stdout
@@ -193,7 +195,7 @@ def test_a_fact_in_two_notes_stays_in_both_and_merges_within_one(tmp_path: Path,
     meetings = f"# 회의\n\n- 주간 회의는 월요일 10시\n- {louder}\n- {rule}\n"
     root = write_root(tmp_path, {"bank/work/deploy.md": deploy, "bank/work/meetings.md": meetings})
     dry = MemTree(root, refresh_interval=0).consolidate(dry_run=True)
-    report = MemTree(root, refresh_interval=0).consolidate(now=NOW)
+    report = MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
     for r in (dry, report):
         (merge,) = r.merges
         assert {merge.keep.path, *(d.path for d in merge.drop)} == {"bank/work/meetings.md"}
@@ -210,11 +212,11 @@ def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
     texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 7))) for _ in range(120)]
     texts += [t + "!" for t in texts[:30]] + [t.replace("풀", "풀은") for t in texts[30:60]]
     sets = [consolidate.bigrams(t) for t in texts]
-    found = {(j, i) for j, i, _ in consolidate.candidate_pairs(sets)}
+    found = {(j, i) for j, i, _ in consolidate.candidate_pairs(sets, CONSOLIDATE_JACCARD)}
     brute = {
         (i, j)
         for i, j in itertools.combinations(range(len(texts)), 2)
-        if consolidate.jaccard(sets[i], sets[j]) >= consolidate.JACCARD_MIN
+        if consolidate.jaccard(sets[i], sets[j]) >= CONSOLIDATE_JACCARD
     }
     assert found == brute and len(brute) >= 50  # the planted near-duplicates are there
 
@@ -228,7 +230,10 @@ def test_groups_never_hold_two_facts_even_through_a_chain() -> None:
         consolidate.Item("bank/x/a.md", entries.Entry(i + 1, i + 1, f"- {t}", entries.EntryMeta(), True))
         for i, t in enumerate(texts)
     ]
-    groups = {frozenset([g.keep.entry.content, *(d.entry.content for d in g.drop)]) for g in consolidate._groups(items)}
+    groups = {
+        frozenset([g.keep.entry.content, *(d.entry.content for d in g.drop)])
+        for g in consolidate._groups(items, CONSOLIDATE_JACCARD)
+    }
     assert groups == {frozenset(texts[:2]), frozenset(texts[2:])}
 
 
@@ -357,7 +362,7 @@ def _lookalike_root(tmp_path: Path) -> Path:
 
 def test_consolidate_merges_no_labelled_distinct_pair_and_loses_no_text(tmp_path: Path) -> None:
     root = _lookalike_root(tmp_path)
-    report = MemTree(root, refresh_interval=0).consolidate(now=NOW)
+    report = MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
     merged = {m.keep.path for m in report.merges}
     distinct = {f"bank/pair-{i:03d}/note.md" for i, p in enumerate(LOOKALIKES) if not p["same"]}
     assert merged and not merged & distinct
@@ -372,7 +377,7 @@ def test_consolidate_merges_no_labelled_distinct_pair_and_loses_no_text(tmp_path
 
 def test_a_merged_away_text_is_kept_in_bank_archive(tmp_path: Path) -> None:
     root = _dupes(tmp_path)
-    MemTree(root, refresh_interval=0).consolidate(now=NOW)
+    MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
     pool = (root / "bank/_archive/infra/pool.md").read_text(encoding="utf-8")
     assert pool.startswith("# Archived from bank/infra/pool.md\n")
     assert "- Redis 연결 풀은 50으로 올려야 안정적이다. <!-- memtree: id=e-c; tags=S; merged=e-old -->" in pool
@@ -395,7 +400,7 @@ def test_dry_run_writes_nothing_and_shows_both_texts(tmp_path: Path) -> None:
     assert "bank/infra/redis.md" not in human.stdout
     data = json.loads(runner.invoke(app, ["consolidate", "--root", str(root), "--dry-run", "--json"]).stdout)
     (merge,) = data["merges"]
-    assert merge["keep"]["text"] == "Redis 연결 풀은 50으로 올려야 안정적이다 확실히"
+    assert merge["into"]["text"] == "Redis 연결 풀은 50으로 올려야 안정적이다 확실히"
     assert {(d["text"], d["archive"]) for d in merge["merged"]} == {
         ("Redis 연결 풀은 50으로 올려야 안정적이다.", "bank/_archive/infra/pool.md"),
     }
@@ -444,5 +449,7 @@ def test_notes_that_cannot_be_written_stop_with_read_only_and_lose_nothing(
 
     monkeypatch.setattr(consolidate.store.tempfile, "mkstemp", refuse)  # every tracked write makes a temp file
     with pytest.raises(consolidate.ReadOnlyRoot, match="read-only"):
-        consolidate.apply(root, consolidate.plan(root, ["bank/infra/pool.md", "bank/infra/redis.md"]), now=NOW)
+        consolidate.apply(
+            root, consolidate.plan(root, ["bank/infra/pool.md", "bank/infra/redis.md"], CONSOLIDATE_JACCARD), now=NOW
+        )
     assert snapshot(root) == before

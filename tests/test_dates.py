@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memtree.text import dates
+from memtree.text import date_terms as dates
 from memtree.text import terms as text
 from memtree.text.dates import DateMention, find_dates
 

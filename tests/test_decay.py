@@ -10,10 +10,13 @@ import pytest
 from helpers import final_score, write_root
 
 from memtree import MemTree
+from memtree.config import DecaySettings
 from memtree.errors import QueryError
+from memtree.notes import scopes
 from memtree.search import decay
 
 DAY = 86_400.0
+CURVE = DecaySettings()  # the design's curve: half-life 30 days, +0.1 a recall, 15 recalls, 7 days, 0.02
 
 
 @pytest.mark.parametrize(
@@ -31,13 +34,13 @@ DAY = 86_400.0
     ],
 )
 def test_the_design_table(age_days: float, recalls: int, expected: float) -> None:
-    assert decay.weight(age_days, recalls) == pytest.approx(expected, abs=1e-9)
+    assert decay.weight(age_days, recalls, CURVE) == pytest.approx(expected, abs=1e-9)
 
 
 def test_weights_never_leave_zero_to_one_and_old_unused_entries_become_archive_candidates() -> None:
-    assert decay.weight(89, 14) == pytest.approx(2 ** (-89 / 30) * 2.4)  # one recall short of permanent
-    assert 0.0 < decay.weight(200, 0) < decay.ARCHIVE_BELOW
-    assert decay.weight(20, 14) == 1.0  # clamped above
+    assert decay.weight(89, 14, CURVE) == pytest.approx(2 ** (-89 / 30) * 2.4)  # one recall short of permanent
+    assert 0.0 < decay.weight(200, 0, CURVE) < CURVE.archive_below
+    assert decay.weight(20, 14, CURVE) == 1.0  # clamped above
 
 
 def test_times_read_iso_dates_datetimes_and_z_and_reject_garbage() -> None:
@@ -63,17 +66,17 @@ def test_an_age_comes_from_entry_metadata_then_frontmatter_then_file_name_then_m
 
 
 def test_scope_chains_and_visibility() -> None:
-    assert decay.parse_scope("global") == ()
-    assert decay.parse_scope("project:api/workspace:me") == ("project:api", "workspace:me")
+    assert scopes.parse_scope("global") == ()
+    assert scopes.parse_scope("project:api/workspace:me") == ("project:api", "workspace:me")
     for bad in ("", "team:x", "project:", "project:a b"):
         with pytest.raises(QueryError):
-            decay.parse_scope(bad)
+            scopes.parse_scope(bad)
     chain = ("project:api", "workspace:me")
-    assert decay.visible(("global",), chain) and decay.visible(("project:api",), chain)
-    assert not decay.visible(("project:web",), chain)
-    assert not decay.visible(("workspace:me",), ("project:api",))  # never the reverse
-    assert not decay.visible(("global", "workspace:you"), chain)  # a shared chunk is visible only whole
-    assert decay.visible(("workspace:you",), None)  # no current scope: everything
+    assert scopes.visible(("global",), chain) and scopes.visible(("project:api",), chain)
+    assert not scopes.visible(("project:web",), chain)
+    assert not scopes.visible(("workspace:me",), ("project:api",))  # never the reverse
+    assert not scopes.visible(("global", "workspace:you"), chain)  # a shared chunk is visible only whole
+    assert scopes.visible(("workspace:you",), None)  # no current scope: everything
 
 
 def _aged(root: Path, path: str, days: float) -> None:

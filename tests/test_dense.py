@@ -60,15 +60,17 @@ def test_both_backends_give_the_same_results(sample_root: Path, monkeypatch: pyt
 
 def test_both_backends_agree_on_words_inside_compounds() -> None:
     from memtree.index import bm25
+    from memtree.index.segment import build_segment
     from memtree.text import terms as text
 
     docs = ["분산데이터베이스를 도입했다", "무중단배포 절차와 배포 일정", "무중단배포만", "국회의원 회의", "데이터"]
-    seg = bm25.build_segment([("bank/a.md", [(i + 1, i + 1, text.terms(d)) for i, d in enumerate(docs)])])
+    seg = build_segment([("bank/a.md", [(i + 1, i + 1, text.terms(d)) for i, d in enumerate(docs)])])
     for q in (["데이터베이스"], ["배포"], ["회의", "데이터"], ["분산데이터베이스"]):
         py = bm25.score([seg], q, infix=0.5)
         np_ = dense.score([seg], q, infix=0.5)
         chunks = [(0, d) for d in range(len(docs))]
         assert np_.strengths(chunks) == py.strengths(chunks), q
-        assert [np_.raw(0, d) for d in range(len(docs))] == pytest.approx([py.raw(0, d) for d in range(len(docs))])
+        assert [np_.raw(c) for c in chunks] == pytest.approx([py.raw(c) for c in chunks])
+        assert dict(np_.matched()) == pytest.approx(dict(py.matched()))  # each chunk's Σ idf × strength
         assert [(s.term, s.df) for s in np_.stats] == [(s.term, s.df) for s in py.stats]
     assert bm25.score([seg], ["배포"], infix=0.5).strengths([(0, 2)]) == [[0.5]]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from memtree.config import DISTILL_MIN_SCORE as MIN_SCORE
 from memtree.lifecycle.distill import (
     CONFIG_CHANGE,
     ERROR_FIX,
-    MIN_SCORE,
     NEW_TOOL,
     RETRY_SUCCESS,
     RULES,
@@ -29,7 +29,7 @@ EXCERPTS = Path(__file__).parent / "data" / "distill_excerpts.jsonl"
 
 
 def rules_of(text: str, path: str = "memory/2026-11-27.md") -> list[str]:
-    return [c.rule for c in detect(parse_log(path, text))]
+    return [c.rule for c in detect(parse_log(path, text), MIN_SCORE)]
 
 
 # --- parse_log
@@ -98,7 +98,7 @@ def test_look_alikes_without_knowledge_give_nothing(text: str) -> None:
 
 def test_fix_on_a_later_entry_cites_both_lines() -> None:
     text = "- 10:02 `ModuleNotFoundError` 에러.\n- 10:05 점심.\n- 10:07 `pip install -e .` 안 해서였음. 설치 후 해결."
-    [c] = detect(parse_log("memory/2026-11-29.md", text))
+    [c] = detect(parse_log("memory/2026-11-29.md", text), MIN_SCORE)
     assert (c.rule, c.confidence) == ("error_fix", ERROR_FIX)
     assert c.source == (("memory/2026-11-29.md", 1), ("memory/2026-11-29.md", 2), ("memory/2026-11-29.md", 3))
     assert "ModuleNotFoundError" in c.text and "해결" in c.text
@@ -107,7 +107,7 @@ def test_fix_on_a_later_entry_cites_both_lines() -> None:
 def test_chore_repeated_three_times_across_files_is_one_candidate() -> None:
     lines = parse_log("memory/a.md", "- 09:20 `.memtree/` 수동 삭제.\n- 10:00 회의.\n- 13:00 또 `.memtree/` 수동 삭제.")
     lines += parse_log("memory/b.md", "- 17:30 merge 후 `.memtree/` 수동 삭제.\n- 18:00 `.memtree/` 손으로 지움.")
-    [c] = detect(lines)
+    [c] = detect(lines, MIN_SCORE)
     assert c.rule == "repetitive" and c.text.startswith("Repeated manual step (4×)")
     assert c.source == (("memory/a.md", 1), ("memory/a.md", 3), ("memory/b.md", 1), ("memory/b.md", 2))
     assert c.confidence == pytest.approx(0.55)  # 0.5 + 0.05 for the fourth time
@@ -129,7 +129,7 @@ def test_chore_repeated_three_times_across_files_is_one_candidate() -> None:
     ],
 )
 def test_a_chore_on_consecutive_lines_is_told_once_not_joined(text: str, told: str) -> None:
-    [c] = detect(parse_log("memory/a.md", text))
+    [c] = detect(parse_log("memory/a.md", text), MIN_SCORE)
     assert c.rule == "repetitive" and c.text == f"Repeated manual step (3×): {told}"
     assert c.source == (("memory/a.md", 1), ("memory/a.md", 2), ("memory/a.md", 3))
     assert c.score >= MIN_SCORE
@@ -141,16 +141,19 @@ def test_one_candidate_per_line_retry_beats_error_fix() -> None:
 
 
 def test_sections_and_types() -> None:
-    by_rule = {c.rule: c for c in detect(parse_log("m.md", "\n".join(_SAMPLE)))}
+    by_rule = {c.rule: c for c in detect(parse_log("m.md", "\n".join(_SAMPLE)), MIN_SCORE)}
     assert (by_rule["error_fix"].section, by_rule["error_fix"].type) == ("DEBUGGING", "PITFALL")
     assert (by_rule["config_change"].section, by_rule["config_change"].type) == ("ARCHITECTURE", "KNOWLEDGE")
     assert (by_rule["new_tool"].section, by_rule["new_tool"].type) == ("TOOLS", "KNOWLEDGE")
     assert by_rule["config_change"].confidence == CONFIG_CHANGE and by_rule["new_tool"].confidence == NEW_TOOL
     assert by_rule["retry_success"].confidence == RETRY_SUCCESS
-    env = detect(parse_log("m.md", "- 10:50 export PYTHONHASHSEED=0 in CI so snapshot ordering stays stable."))
+    env = detect(
+        parse_log("m.md", "- 10:50 export PYTHONHASHSEED=0 in CI so snapshot ordering stays stable."), MIN_SCORE
+    )
     assert (env[0].section, env[0].type) == ("COMMANDS", "KNOWLEDGE")
     pref = detect(
-        parse_log("m.md", "- 10:00 ruff를 처음 써봤는데 black보다 이쪽을 선호: 설정이 `pyproject.toml` 하나.")
+        parse_log("m.md", "- 10:00 ruff를 처음 써봤는데 black보다 이쪽을 선호: 설정이 `pyproject.toml` 하나."),
+        MIN_SCORE,
     )
     assert (pref[0].section, pref[0].type) == ("PREFERENCES", "PREFERENCE")
     assert all(c.section in SECTIONS and c.type in TYPES for c in by_rule.values())
@@ -175,10 +178,17 @@ def test_scores_are_bounded_and_vague_lines_fall_below_min_score() -> None:
     assert instructivity(1.0, concrete * 5) <= 100 and instructivity(0.0, "") == 0
 
 
+def test_the_minimum_score_is_the_callers() -> None:
+    lines = parse_log("m.md", "- 12:00 에러 → 고침.")
+    [c] = detect(lines, 20)  # distill.min_score: 20 keeps what the default 30 drops
+    assert (c.rule, c.score) == ("error_fix", instructivity(ERROR_FIX, "에러 → 고침."))
+    assert detect(lines, c.score + 1) == []
+
+
 def test_detect_is_deterministic_and_ordered_by_source() -> None:
     lines = parse_log("m.md", "\n".join(reversed(_SAMPLE)))
-    first = detect(lines)
-    assert first == detect(list(lines))
+    first = detect(lines, MIN_SCORE)
+    assert first == detect(list(lines), MIN_SCORE)
     assert [c.source[0] for c in first] == sorted(c.source[0] for c in first)
 
 
@@ -187,7 +197,7 @@ def test_sample_logs_in_the_repository() -> None:
     lines = [x for p in sorted(root.glob("2026-11-2[78].md")) for x in read_log(p)]
     if not lines:
         pytest.skip("sample memory/ logs not present")
-    found = Counter(c.rule for c in detect(lines))
+    found = Counter(c.rule for c in detect(lines, MIN_SCORE))
     assert found == Counter({"error_fix": 2, "config_change": 2, "new_tool": 2, "retry_success": 1, "repetitive": 1})
 
 
@@ -200,7 +210,7 @@ def _measure() -> tuple[dict[str, tuple[float, float]], int]:
     fn: Counter[str] = Counter()
     rows = [json.loads(x) for x in EXCERPTS.read_text(encoding="utf-8").splitlines() if x.strip()]
     for row in rows:
-        got = {c.rule for c in detect(parse_log("memory/excerpt.md", row["text"]))}
+        got = {c.rule for c in detect(parse_log("memory/excerpt.md", row["text"]), MIN_SCORE)}
         want = set(row["expected"])
         tp.update(got & want)
         fp.update(got - want)
@@ -231,3 +241,17 @@ def test_precision_and_recall_on_excerpts() -> None:
     for rule, (precision, recall) in scores.items():
         assert precision >= 0.95, (rule, precision)
         assert recall >= max(0.7, MEASURED_RECALL.get(rule, 0.85 if rule == "all" else 0.8)), (rule, recall)
+
+
+def test_log_lines_lose_memtree_metadata_and_metadata_only_lines_are_skipped() -> None:
+    """`memtree ingest` writes turns with a metadata comment, and watermark lines holding nothing else."""
+    log = (
+        "- 14:20 user: pytest가 ImportError로 실패 <!-- memtree: conversation=c1; turn=3 -->\n"
+        "<!-- memtree: conversation=c1; extracted=3 -->\n"
+        "- 14:25 assistant: 해결: pip install -e . 로 고침 <!-- memtree: conversation=c1; turn=4 -->\n"
+    )
+    lines = parse_log("memory/2026-11-27.md", log)
+    assert [(ln.line, ln.time, ln.text) for ln in lines] == [
+        (1, "14:20", "user: pytest가 ImportError로 실패"),
+        (3, "14:25", "assistant: 해결: pip install -e . 로 고침"),
+    ]

@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 import memtree.cli.eval  # registers `eval` on the app
-from memtree.api import MemTree
+from memtree import schema
+from memtree.api import MemTree, clock
 from memtree.cli.app import app
 from memtree.errors import QueryError
-from memtree.lifecycle import usage
 from memtree.notes import tree as treemod
+from memtree.notes import usage
 from memtree.search.evaluate import (
     Found,
     Query,
@@ -244,7 +245,7 @@ def test_metrics_per_category() -> None:
     assert y.mrr_at_10 == pytest.approx(1 / 21) and y.unanswerable_empty is None
     assert (z.queries, z.answerable, z.unanswerable_empty) == (2, 0, 0.5)
     assert z.hit_at_1 is None and z.mrr_at_10 is None and z.answerable_empty is None
-    doc = summarize(hand_made(), k=12, tier="default").to_json()
+    doc = schema.evaluation(summarize(hand_made(), k=12, tier="default"))
     assert doc["categories"]["z"]["hit@5"] is None and doc["overall"]["mrr@10"] == round((1 + 1 / 3 + 1 / 7) / 5, 4)
 
 
@@ -262,6 +263,10 @@ class ScriptedMemTree:
             raise answer
         found = [SimpleNamespace(path=h.path, lines=h.lines, node=h.node) for h in answer]
         return SimpleNamespace(hits=found, rejected=None if found else "no confident match")
+
+    def __call__(self, query: str, k: int, tier: str) -> Any:
+        """What evaluate.run calls: one search without the query cache."""
+        return self.search(query, k, tier, cache=False)
 
 
 def test_run_warms_up_once_times_each_search_and_counts_unsearchable_queries_as_empty() -> None:
@@ -343,7 +348,7 @@ def test_figures_equal_score_py_on_random_hits(
         judge(q, [Found(h["path"], tuple(h["lines"])) for h in results[q.id]], max_span)  # type: ignore[misc]
         for q in queries
     ]
-    assert_agrees(summarize(outcomes, 10, "default", max_span).to_json(), expected)
+    assert_agrees(schema.evaluation(summarize(outcomes, 10, "default", max_span)), expected)
 
 
 def assert_agrees(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
@@ -375,11 +380,11 @@ def materialize(src: Path, out: Path) -> Path:
 
 def agreement(tree: Path) -> dict[str, Any]:
     """evaluate() on a materialized tree, its per-query hits scored by score.py, both figures compared."""
-    report, outcomes = evaluate(tree / "queries.jsonl", tree)
+    report, outcomes = evaluate(tree / "queries.jsonl", tree, now=clock())
     results = {line["id"]: line["hits"] for line in map(outcome_json, outcomes)}
     theirs = score_py().score(tree, results, 30)
     assert theirs["missing_results"] == 0
-    ours = report.to_json()
+    ours = schema.evaluation(report)
     assert_agrees(ours, theirs)
     return ours
 
@@ -482,7 +487,7 @@ def test_cli_json_round_trip_and_per_query_lines(sample_root: Path, tmp_path: Pa
     }
     assert doc["categories"]["ops"]["n"] == 3 and doc["categories"]["ops"]["hit@1"] == round(2 / 3, 4)
     assert doc["categories"]["none"]["unanswerable_empty"] == 1.0
-    assert (doc["k"], doc["tier"], doc["max_span"], doc["rejected"], doc["errors"], doc["first_error"]) == (
+    assert (doc["k"], doc["tier"], doc["max_span"], doc["rejected_count"], doc["error_count"], doc["first_error"]) == (
         10,
         "default",
         30,
@@ -500,8 +505,8 @@ def test_cli_json_round_trip_and_per_query_lines(sample_root: Path, tmp_path: Pa
         "node": "identity/values",
     }
     assert lines[4]["hits"] == [] and lines[4]["rejected"]
-    report, _ = evaluate(tmp_path / "q.jsonl", sample_root)
-    assert {k: v for k, v in report.to_json().items() if k != "latency_ms"} == {
+    report, _ = evaluate(tmp_path / "q.jsonl", sample_root, now=clock())
+    assert {k: v for k, v in schema.evaluation(report).items() if k != "latency_ms"} == {
         k: v for k, v in doc.items() if k != "latency_ms"
     }
 

@@ -133,7 +133,7 @@ def test_cli_export_and_import(sample_root: Path, tmp_path: Path) -> None:
     dump = tmp_path / "memory.json"
     dump.write_text(exported.stdout, encoding="utf-8")
     result = runner.invoke(app, ["import", str(dump), "--root", str(target), "--json"])
-    assert result.exit_code == 0 and json.loads(result.stdout)["written"] > 0
+    assert result.exit_code == 0 and json.loads(result.stdout)["written_count"] > 0
     bad = runner.invoke(app, ["import", "-", "--root", str(target)], input="{nope")
     assert bad.exit_code == 2 and bad.stderr.startswith("memtree: error:") and "Traceback" not in bad.output
 

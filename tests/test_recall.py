@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from helpers import snapshot, write_root
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 
 from memtree import MemTree
 from memtree.cli.app import app
+from memtree.config import ConsolidateSettings, DecaySettings
 from memtree.lifecycle import recall
 
 NOTE = "\n".join(
@@ -115,7 +117,7 @@ def test_dry_run_and_cli(tmp_path: Path) -> None:
     root = _root(tmp_path, "recall:\n  promote_after: 1\n")
     mt = MemTree(root, refresh_interval=0)
     _recall(mt, "Redis 연결 풀", 1)
-    mt._usage_counter().flush()
+    mt.state.usage().flush()
     before = snapshot(root)
     runner = CliRunner()
     dry = runner.invoke(app, ["recall", "sync", "--root", str(root), "--dry-run", "--json"])
@@ -126,7 +128,7 @@ def test_dry_run_and_cli(tmp_path: Path) -> None:
     assert done.exit_code == 0 and "promoted bank/infra/ops.md:3-3" in done.stdout
     listed = runner.invoke(app, ["recall", "--root", str(root), "--json"])
     data = json.loads(listed.stdout)
-    assert data["excerpts"] == 1 and data["items"][0]["lines"] == [3, 3]
+    assert len(data["excerpts"]) == 1 and data["excerpts"][0]["lines"] == [3, 3]
 
 
 def test_the_listing_counts_recalls_as_sync_and_decay_do(tmp_path: Path) -> None:
@@ -135,16 +137,16 @@ def test_the_listing_counts_recalls_as_sync_and_decay_do(tmp_path: Path) -> None
     root = write_root(tmp_path, {"bank/infra/ops.md": merged})
     mt = MemTree(root, refresh_interval=0)
     _recall(mt, "Redis 연결 풀", 3)
-    mt._usage_counter().retrieved(["e-old"])  # a search bumps both ids; e-old once more
-    mt._usage_counter().flush()
+    mt.state.usage().retrieved(["e-old"], time.time())  # a search bumps both ids; e-old once more
+    mt.state.usage().flush()
     runner = CliRunner()
     synced = json.loads(runner.invoke(app, ["recall", "sync", "--root", str(root), "--json"]).stdout)
-    assert [(p["lines"], p["recalls"]) for p in synced["promoted"]] == [([3, 3], 4)]
+    assert [(p["lines"], p["recall_count"]) for p in synced["promoted"]] == [([3, 3], 4)]
     kept = json.loads(runner.invoke(app, ["recall", "sync", "--root", str(root), "--json"]).stdout)["kept"]
     decayed = json.loads(runner.invoke(app, ["decay", "--all", "--root", str(root), "--json"]).stdout)["entries"]
-    listed = json.loads(runner.invoke(app, ["recall", "--root", str(root), "--json"]).stdout)["items"]
-    assert [x["recalls"] for x in listed] == [x["recalls"] for x in kept] == [4]
-    assert [a["recalls"] for a in decayed if a["id"] == "e-redis"] == [4]
+    listed = json.loads(runner.invoke(app, ["recall", "--root", str(root), "--json"]).stdout)["excerpts"]
+    assert [x["recall_count"] for x in listed] == [x["recall_count"] for x in kept] == [4]
+    assert [a["recall_count"] for a in decayed if a["id"] == "e-redis"] == [4]
     assert [x["lines"] for x in listed] == [[3, 3]]
 
 
@@ -160,7 +162,9 @@ def test_an_excerpt_whose_source_changed_counts_under_its_key_and_a_foreign_path
     )
     (root / "bank/infra/ops.md").write_text(NOTE.replace("50으로", "100으로"), encoding="utf-8")
     counts = {"e-redis": 2, "e-x": 7}
-    found = recall.read(root, lambda keys: max(counts.get(k, 0) for k in keys))
+    found = recall.read(
+        root, time.time(), DecaySettings(), ConsolidateSettings(), lambda keys: max(counts.get(k, 0) for k in keys)
+    )
     assert [(ex.path, ex.key, ex.recalls) for ex in found] == [
         ("bank/infra/ops.md", "e-redis", 2),
         ("../outside.md", "e-x", 7),

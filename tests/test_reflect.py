@@ -101,6 +101,17 @@ def test_the_cli_prints_one_line_per_candidate_and_json(sample_root: Path) -> No
     assert result.exit_code == 0 and "candidates" in result.stdout and "dry-run" in result.stdout
     result = runner.invoke(app, ["distill", "--root", str(sample_root), "--json"])
     doc = json.loads(result.stdout)
-    assert doc["written"] >= 1 and doc["proposals"][0]["provenance"].startswith("memory/")
+    assert doc["written_count"] >= 1 and doc["proposals"][0]["provenance"].startswith("memory/")
     bad = runner.invoke(app, ["distill", "--root", str(sample_root), "--since", "yesterday"])
     assert bad.exit_code == 2 and "not a date" in bad.stderr
+
+
+def test_min_score_in_memtree_yaml_is_the_floor_of_every_candidate(sample_root: Path) -> None:
+    every = MemTree(sample_root).distill(dry_run=True)
+    (sample_root / "memtree.yaml").write_text("distill:\n  min_score: 60\n", encoding="utf-8")
+    strict = MemTree(sample_root).distill(dry_run=True)
+    assert any(p.candidate.score < 60 for p in every.proposals)
+    assert strict.proposals and all(p.candidate.score >= 60 for p in strict.proposals)
+    assert {p.provenance for p in strict.proposals} == {
+        p.provenance for p in every.proposals if p.candidate.score >= 60
+    }

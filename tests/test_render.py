@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from memtree.cli.app import app
 from memtree.cli.render import SHOWN_LINE_CHARS, SNIPPET_CHARS, highlighter, print_hits, printable, snippet
-from memtree.search.pipeline import Hit, SearchResult
+from memtree.search.result import Hit, SearchResult
 
 SIGNALS = {"tree": 1.0, "bm25": 1.0, "bm25_norm": 1.0, "keyword": 1.0, "coverage": 1.0}
 

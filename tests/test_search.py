@@ -5,12 +5,14 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import bump, final_score, node, tree_json
 
 from memtree import MemTree
-from memtree.search.pipeline import Hit
+from memtree.index.chunk_index import Index
+from memtree.search.result import Hit
 from memtree.text import terms as text
 
 SIGNALS = {"tree", "bm25", "bm25_norm", "keyword", "coverage"}
@@ -227,3 +229,96 @@ def test_the_idf_cache_is_dropped_when_a_note_changes(make_root: Callable[..., P
     second = mt.search("배포", cache=False)  # same term: its cached matches must not be reused
     assert second.term_stats[0].df == 2
     assert {h.path for h in second.hits} == {"bank/a.md", "bank/b.md"}
+
+
+class _OpaqueAnswer:
+    """A query's answer seen only through memtree.index.protocol.Scores, its chunks named by strings."""
+
+    def __init__(self, scored: Any) -> None:
+        self._scored = scored
+
+    @property
+    def stats(self) -> Any:
+        return self._scored.stats
+
+    def top(self, *args: Any, **kwargs: Any) -> Any:
+        ranked, blend = self._scored.top(*args, **kwargs)
+        return [(kw, _name(ref)) for kw, ref in ranked], blend
+
+    def raw(self, ref: str) -> float:
+        return float(self._scored.raw(_ref(ref)))
+
+    def strengths(self, refs: list[str]) -> Any:
+        return self._scored.strengths([_ref(r) for r in refs])
+
+    def evidence(self, refs: list[str]) -> Any:
+        return self._scored.evidence([_ref(r) for r in refs])
+
+    def matched(self) -> Any:
+        return ((_name(ref), ev) for ref, ev in self._scored.matched())
+
+    def locate(self, refs: list[str]) -> Any:
+        return self._scored.locate([_ref(r) for r in refs])
+
+
+class _OpaqueEngine:
+    """memtree's chunk index seen only through memtree.index.protocol.Engine: another engine's shape."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+
+    @property
+    def version(self) -> int:
+        return self._index.version
+
+    def score(self, *args: Any, **kwargs: Any) -> _OpaqueAnswer:
+        return _OpaqueAnswer(self._index.score(*args, **kwargs))
+
+    def chunks(self, *args: Any, **kwargs: Any) -> Any:
+        return ((_name(ref), where) for ref, where in self._index.chunks(*args, **kwargs))
+
+
+def _name(ref: tuple[int, int]) -> str:
+    return f"chunk {ref[0]}/{ref[1]}"
+
+
+def _ref(name: str) -> tuple[int, int]:
+    si, d = name.split()[1].split("/")
+    return int(si), int(d)
+
+
+@pytest.mark.parametrize("evidence_weight", [0.0, 0.5])  # plain ranking, and lazy weighing by evidence
+def test_the_pipeline_needs_nothing_of_an_engine_but_the_protocol(sample_root: Path, evidence_weight: float) -> None:
+    # Why: another engine (SQLite FTS, Milvus) must be able to serve the same pipeline; this one
+    # hides segments and names chunks by strings search cannot look inside.
+    from dataclasses import replace
+
+    from memtree.config import load_settings
+    from memtree.index.routing import KeywordIndex
+    from memtree.notes import tree as treemod
+    from memtree.search.pipeline import run
+
+    index = Index(sample_root)
+    index.refresh()
+    tree = treemod.load(sample_root)
+    settings = replace(load_settings(sample_root).search, evidence_weight=evidence_weight)
+
+    def read_lines(path: str) -> list[str]:
+        return (sample_root / path).read_text(encoding="utf-8").split("\n")
+
+    queries = [
+        "가치관이 뭐야?",
+        "크론 스케줄 설계 KST",
+        "정체성",
+        "양자역학 블랙홀",
+        "Reflect 파이프라인은 어떻게 도나요?",
+    ]
+
+    def search_all(engine: Any) -> list[Any]:
+        keywords = KeywordIndex(tree)
+        tiers = ("recall", "bank")
+        return [run(engine, tree, keywords, q, text.query_terms(q), 5, tiers, settings, read_lines) for q in queries]
+
+    results = search_all(_OpaqueEngine(index))
+    assert results == search_all(index)
+    assert sum(bool(r.hits) for r in results) >= 3 and any(r.rejected for r in results)

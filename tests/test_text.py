@@ -1,4 +1,4 @@
-"""memtree.text.terms: normalization, Korean-aware terms, matching strength, token estimates."""
+"""memtree.text.terms: normalization, Korean-aware terms, token estimates (matching: tests/test_match.py)."""
 
 from __future__ import annotations
 
@@ -44,28 +44,6 @@ def test_single_syllable_words_are_kept() -> None:
     assert text.terms("회의") == ["회의"]
 
 
-def test_single_syllable_does_not_match_a_longer_word() -> None:
-    assert text.relation("회", "회의") == 0.0
-    assert text.relation("회의", "회") == 0.0
-
-
-def test_single_syllable_matches_itself_plus_particle() -> None:
-    assert text.relation("집", "집") == text.EXACT
-    assert text.relation("집", "집에") == pytest.approx(0.7)
-    assert text.relation("집", "집값") == 0.0  # not a particle
-
-
-def test_prefix_partial_match_both_ways() -> None:
-    assert text.relation("가치", "가치관") == pytest.approx(0.7)
-    assert text.relation("가치관", "가치") == pytest.approx(0.7)
-    assert text.relation("가치관", "가치관") == text.EXACT
-    assert text.relation("관계", "가치관") == 0.0
-
-
-def test_latin_terms_never_match_by_prefix() -> None:
-    assert text.relation("cron", "crontab") == 0.0
-
-
 @pytest.mark.parametrize("word", ["paintings", "painted", "painting", "paints", "paint"])
 def test_english_inflections_share_a_term(word: str) -> None:
     assert text.terms(word) == text.terms("paint")
@@ -92,62 +70,6 @@ def test_estimate_tokens_is_cjk_aware() -> None:
 def test_estimate_tokens_counts_punctuation_and_symbols_as_latin() -> None:
     # em dash, arrow, ellipsis and Vietnamese letters are not CJK: 12 characters → 3 tokens
     assert text.estimate_tokens("—→…ệ" * 3) == 3
-
-
-@pytest.mark.parametrize(
-    ("query", "term"),
-    [("데이터베이스", "분산데이터베이스"), ("배포", "무중단배포"), ("데이터베이스", "분산데이터베이스설계")],
-)
-def test_a_hangul_word_matches_inside_a_longer_compound(query: str, term: str) -> None:
-    assert text.match(query, term) is text.Match.INFIX
-    assert text.match(term, query) is text.Match.NONE  # the query word must be the one inside
-    assert text.relation(query, term, infix=0.5) == pytest.approx(0.5)
-
-
-def test_infix_weighs_nothing_unless_asked_for() -> None:
-    # why: dedup compares words, and 배포 is not the same word as 무중단배포
-    assert text.relation("배포", "무중단배포") == 0.0
-    assert text.weight(text.Match.INFIX, infix=0.3) == pytest.approx(0.3)
-
-
-def test_two_syllable_word_matches_inside_only_at_the_compound_end() -> None:
-    assert text.INFIX_ANYWHERE == 3  # the rule this test pins (chosen on the dev sets)
-    assert text.match("회의", "국회의원") is text.Match.NONE  # 회의 is in 국회의원 by accident
-    assert text.match("회의", "주간회의") is text.Match.INFIX
-    assert text.match("데이터", "분산데이터베이스") is text.Match.INFIX  # three syllables: anywhere
-
-
-@pytest.mark.parametrize(("query", "term"), [("회", "사회"), ("물", "생수물"), ("집", "우리집"), ("회", "국회의원")])
-def test_a_single_syllable_word_never_matches_inside(query: str, term: str) -> None:
-    assert text.match(query, term) is text.Match.NONE
-
-
-def test_particles_still_reduce_before_matching() -> None:
-    assert text.terms("가치관이") == ["가치관"]
-    assert text.match("가치관", text.terms("가치관이")[0]) is text.Match.EXACT
-    assert text.match("가치관", "가치관이") is text.Match.PREFIX
-    assert text.match("배포", text.terms("무중단배포를")[0]) is text.Match.INFIX
-    assert text.match("집", "집에") is text.Match.PREFIX
-
-
-def test_latin_words_never_match_inside() -> None:
-    assert text.match("base", "database") is text.Match.NONE
-    assert text.match("배포", "deploy배포") is text.Match.NONE
-
-
-def test_sorted_terms_finds_every_related_term_once() -> None:
-    words = "가치 가치관 국회의원 무중단배포 배포 배포판 분산데이터베이스 주간회의 회의"
-    vocab = sorted(set(words.split()))
-    lookup = text.SortedTerms(vocab)
-    for q in ("배포", "회의", "데이터베이스", "가치관", "회"):
-        found: dict[str, text.Match] = {}
-        for lo, hi, kind in lookup.related(q):
-            for t in vocab[lo:hi]:
-                assert t not in found  # ranges never overlap
-                found[t] = kind
-        assert found == {t: text.match(q, t) for t in vocab if text.match(q, t)}
-    assert {vocab[lo] for lo, _, k in lookup.related("배포") if k is text.Match.INFIX} == {"무중단배포"}
-    assert not [k for *_, k in lookup.related("배포", infix=False) if k is text.Match.INFIX]
 
 
 def test_english_negative_contractions_are_not_topic_words() -> None:

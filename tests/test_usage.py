@@ -7,7 +7,7 @@ from pathlib import Path
 from helpers import snapshot
 
 from memtree import MemTree
-from memtree.lifecycle.usage import Usage, chunk_keys
+from memtree.notes.usage import Usage, chunk_keys
 
 
 def test_search_hits_are_counted_per_entry_and_get_separately(sample_root: Path) -> None:
@@ -27,14 +27,14 @@ def test_search_hits_are_counted_per_entry_and_get_separately(sample_root: Path)
 def test_counts_reach_disk_and_survive_a_new_process(sample_root: Path) -> None:
     mt = MemTree(sample_root)
     keys = mt.search("크론 스케줄").hits[0].keys
-    mt._usage_counter().flush()
+    mt.state.usage().flush()
     saved = Usage(sample_root).load()
     assert all(saved[k][0] == 1 for k in keys)
     MemTree(sample_root).search("크론 스케줄")
-    MemTree(sample_root)._usage_counter().flush()  # an empty buffer writes nothing
+    MemTree(sample_root).state.usage().flush()  # an empty buffer writes nothing
     again = MemTree(sample_root)
     again.search("크론 스케줄")
-    again._usage_counter().flush()
+    again.state.usage().flush()
     assert all(Usage(sample_root).load()[k][0] >= 2 for k in keys)
 
 
@@ -75,8 +75,8 @@ def test_a_cli_search_counts_its_hits_before_the_process_exits(sample_root: Path
 
 
 def test_the_one_line_fast_path_keys_entries_as_parsing_them_does() -> None:
-    from memtree.lifecycle.usage import entry_keys
     from memtree.notes import entries
+    from memtree.notes.usage import entry_keys
 
     for line in (
         "- 금요일에는 배포하지 않는다",

@@ -28,8 +28,9 @@ from memtree.cli.app import app
 from memtree.index.chunk_index import Index
 from memtree.notes import store
 from memtree.notes import tree as treemod
+from memtree.notes.heartbeat import HEARTBEAT_FILE
 from memtree.serve import watch
-from memtree.serve.watch import HEARTBEAT_FILE, Watcher, relevant, stopping_on_signals
+from memtree.serve.watch import Watcher, relevant, stopping_on_signals
 
 
 class Log:
@@ -316,7 +317,7 @@ def test_the_heartbeat_says_alive_while_running_and_not_after_stop(sample_root: 
         assert beat is not None and beat["alive"] is True and beat["running"] is True
         assert beat["pid"] == os.getpid()
         doc = json.loads(CliRunner().invoke(app, ["status", "--root", str(sample_root), "--json"]).stdout)
-        assert doc["watcher"]["alive"] is True and doc["open_conflicts"] == 0
+        assert doc["watcher"]["alive"] is True and doc["open_conflict_count"] == 0
     after = MemTree(sample_root).status().watcher
     assert after is not None and after["alive"] is False and after["running"] is False
     doc = json.loads(CliRunner().invoke(app, ["status", "--root", str(sample_root), "--json"]).stdout)
@@ -442,7 +443,7 @@ def test_a_state_folder_that_cannot_be_written_is_said_once_and_the_watch_goes_o
 
     monkeypatch.setattr(store, "atomic_write", atomic_write)
     monkeypatch.setattr(store, "locked", locked)
-    monkeypatch.setattr(watch, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(watch, "HEARTBEAT_S", 0.05)  # the loop reads it from its own module
     rel = "bank/project/rules.md"
     note = sample_root / rel
     line = (

@@ -1,112 +1,46 @@
 """The ``memtree`` command: parse options → one library call → render (rich, or JSON with --json).
 
-Exit codes: 0 ok, 1 nothing found (a rejected search), 2 usage or data error.
+This module holds the reading commands (init, index, search, context, get, status), registers the
+others (memtree.cli.write, .lifecycle, .eval, .serve) and runs the app. Exit codes: 0 ok, 1 nothing found
+(a rejected search), 2 usage or data error.
+
+Why over 300 lines: the reading commands share their options and output helpers; each command is
+parse → one call → render, and the length is their help texts.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-import orjson
 import typer
 
+from memtree import schema
+from memtree.cli import eval as cli_eval  # noqa: F401  (registers its commands on the app)
+from memtree.cli import history as cli_history  # noqa: F401
+from memtree.cli import ingest as cli_ingest  # noqa: F401
+from memtree.cli import lifecycle as cli_lifecycle  # noqa: F401
+from memtree.cli import mcp as cli_mcp  # noqa: F401
+from memtree.cli import serve as cli_serve  # noqa: F401
+from memtree.cli import view as cli_view  # noqa: F401
+from memtree.cli import write as cli_write  # noqa: F401
+from memtree.cli.common import (
+    JsonOption,
+    RootOption,
+    ScopeOption,
+    _dump,
+    _errors,
+    _fail,
+    _open,
+    _warn,
+    app,
+)
 from memtree.cli.render import printable
 from memtree.errors import MemtreeError
-from memtree.notes.entries import META_RE, parse_meta, strip_meta
 
-app = typer.Typer(
-    name="memtree",
-    help="Local, file-based long-term memory for AI agents: Markdown notes, a routing tree and "
-    "Korean-aware hybrid search. Exit codes: 0 ok, 1 nothing found, 2 usage or data error.",
-    no_args_is_help=True,
-    # --install-completion / --show-completion: typer imports its completion code anyway, and
-    # adding the two options costs a cold start ~0.3 ms
-    add_completion=True,
-    pretty_exceptions_enable=False,
-)
-
-RootOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--root",
-        help="Memory root (default: $MEMTREE_ROOT, else the nearest parent with tree-index.json).",
-        show_default=False,
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-ScopeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--scope",
-        help="Current scope: global, project:NAME, workspace:NAME or a chain project:NAME/workspace:NAME; "
-        "entries of scopes above are visible, below are not, its own are boosted (default: search.scope).",
-        show_default=False,
-    ),
-]
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _version(value: bool) -> None:
-    if value:
-        from memtree import __version__
-
-        print(f"memtree {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """Options that come before the command."""
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    sys.stderr.write(printable(f"memtree: {message}\n"))
-    return typer.Exit(code)
-
-
-def _errors(fn: F) -> F:
-    """Turn MemtreeError (and interrupts) into one line on stderr and exit code 2."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemtreeError as exc:
-            raise _fail(f"error: {exc}") from None
-        except KeyboardInterrupt:
-            raise _fail("interrupted", 130) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _dump(obj: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
-
-
-def _warn(warnings: Any) -> None:
-    for w in warnings:
-        sys.stderr.write(printable(f"memtree: warning: {w}\n"))
-
-
-def _from_group(ctx: typer.Context, name: str, value: Any) -> Any:
-    """An option given to the group (``banks --json disable x``) counts for its subcommand too."""
-    if value in (None, False) and ctx.parent is not None:
-        return ctx.parent.params.get(name, value)
-    return value
-
-
-def _open(root: Path | None) -> Any:
-    from memtree.api import MemTree
-
-    return MemTree(root)
+__all__ = ["app", "main"]
 
 
 @app.command()
@@ -128,7 +62,7 @@ def init(
         raise _fail("error: give the folder as DIRECTORY or --root, not both")
     root, created = do_init(root or directory or Path("."))
     if json:
-        _dump({"root": str(root), "created": created})
+        _dump(schema.init(root, created))
     else:
         print(printable(f"memory root {root}: " + (f"created {', '.join(created)}" if created else "already set up")))
 
@@ -160,21 +94,7 @@ def index(
     _warn(result.report.warnings)
     rep = result.report
     if json:
-        _dump(
-            {
-                "files": result.files,
-                "chunks": result.chunks,
-                "added": rep.added,
-                "changed": rep.changed,
-                "removed": rep.removed,
-                "rebuilt": rep.rebuilt,
-                "nodes_added": list(result.nodes_added),
-                "nodes_dropped": [{"id": i, "path": p} for i, p in result.nodes_dropped],
-                "seconds": round(result.seconds, 3),
-                "warnings": rep.warnings,
-                "embedded": result.embedded,
-            }
-        )
+        _dump(schema.index(result))
         return
     print(
         f"indexed {result.files} notes, {result.chunks} chunks in {result.seconds:.2f} s "
@@ -269,7 +189,7 @@ def search(
     result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
     _warn(result.warnings)
     if json:
-        _dump(_result_json(result, with_text=True))
+        _dump(schema.search(result, with_text=True))
     else:
         from memtree.cli.render import print_hits
 
@@ -280,48 +200,10 @@ def search(
         raise typer.Exit(1)
 
 
-def _entry_ids(chunk_text: str) -> list[str]:
-    """Ids of the entries memtree wrote in a hit's text; a recall/ excerpt names its source entry's."""
-    ids = []
-    for m in META_RE.finditer(chunk_text):
-        meta = parse_meta(m.group("body"))
-        found = meta.id or meta.extra.get("key", "")
-        if found and "#" not in found:  # `path#hash` keys a hand-written entry: it has no id
-            ids.append(found)
-    return list(dict.fromkeys(ids))
-
-
-def _result_json(result: Any, with_text: bool) -> dict[str, Any]:
-    """A search result as JSON: hit text without metadata comments, the entry ids in ``ids``."""
-    hits = []
-    for h in result.hits:
-        item = {
-            "node": h.node,
-            "path": h.path,
-            "lines": list(h.lines),
-            "score": h.score,
-            "tier": h.tier,
-            "signals": h.signals,
-            "matched": list(h.matched),
-            "ids": _entry_ids(h.text),
-        }
-        if h.via:
-            item["via"] = h.via
-        if with_text:
-            item["text"] = strip_meta(h.text)
-            item["truncated"] = h.truncated
-        hits.append(item)
-    return {
-        "query": result.query,
-        "terms": list(result.terms),
-        "hits": hits,
-        "rejected": result.rejected,
-        "warnings": list(result.warnings),
-        "term_stats": [{"term": s.term, "df": s.df, "idf": round(s.idf, 4)} for s in result.term_stats],
-    }
-
-
 def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | None, semantic: bool | None) -> None:
+    """``--batch``: a query a line in, a `search --json` object (with the line's id) a line out."""
+    import orjson
+
     out = sys.stdout.buffer
     warned = False
     for n, line in enumerate(sys.stdin.buffer, 1):
@@ -337,19 +219,18 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | N
             # keep the id when the line has one, so the caller can pair the error with its question
             qid = item.get("id") if isinstance(item, dict) else None
             why = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
-            out.write(orjson.dumps({"id": qid, "line": n, "error": f"bad input line: {why}", "hits": []}) + b"\n")
+            out.write(schema.dumps(schema.bad_line(qid, n, f"bad input line: {why}"), indent=False))
             continue
         try:
             result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
         except MemtreeError as exc:
-            out.write(orjson.dumps({"id": qid, "hits": [], "error": str(exc)}) + b"\n")
+            out.write(schema.dumps(schema.bad_line(qid, n, str(exc)), indent=False))
             continue
         if result.warnings and not warned:
             _warn(result.warnings)
             warned = True
-        payload = _result_json(result, with_text=budget is not None)
-        payload["id"] = qid
-        out.write(orjson.dumps(payload) + b"\n")
+        answer = {"id": qid, **schema.search(result, with_text=budget is not None)}
+        out.write(schema.dumps(answer, indent=False))
     out.flush()
 
 
@@ -363,7 +244,7 @@ def context(
     scope: ScopeOption = None,
 ) -> None:
     """Print a prompt-ready Markdown block of the best notes for QUERY; never fails a chat (exit 0)."""
-    from memtree.cli.entry import run_context  # the console script's fast path runs the very same function
+    from memtree.cli.context import run_context  # the console script's fast path runs the very same function
 
     raise typer.Exit(run_context(query, root, budget, k, json, scope))
 
@@ -378,7 +259,7 @@ def get(
     """Print one note by node id or path."""
     note = _open(root).get(ref)
     if json:
-        _dump({"path": note.path, "node": note.node, "keywords": list(note.keywords), "text": note.text})
+        _dump(schema.note(note))
     else:
         sys.stdout.write(printable(note.text if note.text.endswith("\n") else note.text + "\n"))
 
@@ -391,31 +272,11 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
     st = mt.status()
     _warn(st.warnings)
     if json:
-        _dump(
-            {
-                "root": st.root,
-                "tiers": {t: vars(s) for t, s in st.tiers.items()},
-                "nodes": st.nodes,
-                "oversized": [{"path": p, "bytes": b} for p, b in st.oversized],
-                "index": {"version": st.index_version, "fresh": not st.stale, "stale": list(st.stale)},
-                "dangling_nodes": [{"id": i, "path": p} for i, p in st.dangling],
-                "watcher": st.watcher,
-                "open_conflicts": st.open_conflicts,
-                "max_bytes": mt.settings.split.max_bytes,
-                "banks": [vars(b) for b in st.banks],
-                "archive_candidates": st.archive_candidates,
-                "consolidation": st.consolidation,
-                "recall": st.recall,
-                "semantic": st.semantic,
-            }
-        )
+        _dump(schema.status(st, mt.settings.split.max_bytes))
         return
     from memtree.cli.render import print_status
 
     print_status(st, mt.settings.split.max_bytes)
-
-
-from memtree.cli import eval as cli_eval  # noqa: E402, F401  (register their commands on the app)
 
 
 def _usage_errors() -> tuple[type[Exception], ...]:

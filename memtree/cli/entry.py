@@ -1,9 +1,11 @@
-"""The `memtree` console script: `memtree context` without the CLI framework, everything else via typer.
+"""The `memtree` console script: first the daemon, then `memtree context` without the CLI framework, then typer.
 
-Why: an agent runs `memtree context` before every prompt, and importing typer, click and rich
-costs a cold process ~40 ms of its ~100 ms budget. The fast path reads the same options as the
-typer command; anything it does not recognise (``--help``, a typo, a second query) falls through
-to typer, which answers exactly as before.
+When a `memtree serve` daemon serves the root, a command that names no local file is sent to it
+and its answer printed (memtree.serve.forward, which imports nothing heavy): the process then costs
+little more than starting Python. Otherwise, why the fast path: an agent runs `memtree context`
+before every prompt, and importing typer, click and rich costs a cold process ~40 ms of its
+~100 ms budget. The fast path reads the same options as the typer command; anything it does not
+recognise (``--help``, a typo, a second query) falls through to typer, which answers exactly as before.
 """
 
 from __future__ import annotations
@@ -25,9 +27,16 @@ class ContextArgs(NamedTuple):
 def main() -> None:
     """Console entry point."""
     argv = sys.argv[1:]
+    from memtree.serve.forward import forward
+
+    code = forward(argv)
+    if code is not None:
+        sys.exit(code)
     if argv[:1] == ["context"]:
         options = parse_context(argv[1:])
         if options is not None:
+            from memtree.cli.context import run_context
+
             sys.exit(run_context(*options))
     from memtree.cli.app import main as full
 
@@ -68,31 +77,3 @@ def parse_context(args: list[str]) -> ContextArgs | None:
     if query is None:
         return None
     return ContextArgs(query, **out)
-
-
-def run_context(query: str, root: Path | None, budget: int, k: int, json: bool, scope: str | None) -> int:
-    """`memtree context`: the block on stdout, or nothing and a warning on stderr; always exit 0."""
-    try:
-        from memtree.api import MemTree
-
-        ctx = MemTree(root).context(query, budget=budget, k=k, scope=scope)
-    except Exception as exc:  # whatever went wrong, the chat goes on without memory
-        sys.stderr.write(f"memtree: warning: no memory context ({exc})\n")
-        return 0
-    if json:
-        import orjson
-
-        payload = {
-            "markdown": ctx.markdown,
-            "sources": list(ctx.sources),
-            "tokens": ctx.tokens,
-            "budget": ctx.budget,
-            "left_out": ctx.left_out,
-        }
-        sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
-    else:
-        from memtree.cli.render import printable  # re, text, entries only: no rich or typer on the fast path
-
-        sys.stdout.write(printable(ctx.markdown))  # a note or the query may hold ESC sequences
-    sys.stdout.flush()
-    return 0

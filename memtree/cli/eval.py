@@ -1,4 +1,4 @@
-"""The `eval` command: score search on a file of queries with known answers (registered on memtree.cli.app's app)."""
+"""The `eval` command: score search on a file of queries with known answers (registered on memtree.cli.common's app)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memtree.cli.app import JsonOption, RootOption, _dump, _errors, _fail, app
+from memtree import schema
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, app
 
 if TYPE_CHECKING:
     from memtree.search.evaluate import Metrics, Report
@@ -59,13 +60,14 @@ def eval_(
     json: JsonOption = False,
 ) -> None:
     """Score search on QUERIES: hit@1, hit@5, MRR@10, file hit@5, empty answers, per category, ms per query."""
+    from memtree.api import clock
     from memtree.search.evaluate import evaluate, outcome_json
 
     if per_query is not None and not per_query.parent.is_dir():
         raise _fail(f"error: --per-query {per_query}: folder {per_query.parent} does not exist")
     progress, done = _counter(sys.stderr.isatty())
     try:
-        report, outcomes = evaluate(queries, root, spans, k, tier, max_span, progress)
+        report, outcomes = evaluate(queries, root, spans, k, tier, max_span, progress, now=clock())
     finally:
         done()
     if per_query is not None:
@@ -76,7 +78,7 @@ def eval_(
         except OSError as exc:
             raise _fail(f"error: cannot write {per_query}: {exc.strerror or exc}") from None
     if json:
-        _dump(report.to_json())
+        _dump(schema.evaluation(report))
     else:
         sys.stdout.write(render(report))
 

@@ -1,15 +1,15 @@
-"""The lifecycle commands: `distill`, `export`, `import`, `banks`, `decay`, `consolidate` (on memtree.cli.app's app)."""
+"""The lifecycle commands: `distill`, `export`, `import`, `banks`, `decay`, `consolidate`, `recall`."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from memtree.cli.app import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
+from memtree import schema
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
 from memtree.cli.render import printable
 
 
@@ -33,25 +33,7 @@ def distill(
     for notice in report.notices:
         sys.stderr.write(printable(f"memtree: {notice}\n"))
     if json:
-        _dump(
-            {
-                "written": report.written,
-                "notices": list(report.notices),
-                "proposals": [
-                    {
-                        "provenance": p.provenance,
-                        "outcome": p.outcome,
-                        "rule": p.candidate.rule,
-                        "score": p.candidate.score,
-                        "section": p.candidate.section,
-                        "type": p.candidate.type,
-                        "text": p.candidate.text,
-                        "path": getattr(p.decision, "path", None),
-                    }
-                    for p in report.proposals
-                ],
-            }
-        )
+        _dump(schema.distilled(report))
         return
     for p in report.proposals:
         where = f" → {p.decision.path}" if p.decision is not None else ""
@@ -105,7 +87,7 @@ def import_(
             raise _fail(f"error: cannot read {file}: {exc.strerror}") from None
     result = _open(root).import_(data, dry_run=dry_run)
     if json:
-        _dump(asdict(result))
+        _dump(schema.imported(result))
         return
     verb = "would write" if dry_run else "wrote"
     print(
@@ -130,11 +112,10 @@ def banks(ctx: typer.Context, root: RootOption = None, json: JsonOption = False)
     """List banks: notes, entries, bytes, and whether search sees them."""
     if ctx.invoked_subcommand is not None:
         return
-    from memtree.lifecycle.banks import list_banks
 
-    found = list_banks(_open(root).root)
+    found = _open(root).banks()
     if json:
-        _dump([asdict(b) for b in found])
+        _dump(schema.banks(found))
         return
     if not found:
         print("no banks: bank/ has no folders")
@@ -144,12 +125,11 @@ def banks(ctx: typer.Context, root: RootOption = None, json: JsonOption = False)
 
 
 def _switch(ctx: typer.Context, name: str, root: Path | None, json: bool, enabled: bool) -> None:
-    from memtree.lifecycle.banks import set_enabled
 
     root, json = _from_group(ctx, "root", root), _from_group(ctx, "json", json)
-    disabled = set_enabled(_open(root).root, name, enabled)
+    disabled = _open(root).set_bank(name, enabled)
     if json:
-        _dump({"bank": name, "enabled": enabled, "disabled": list(disabled)})
+        _dump(schema.bank_switch(name, enabled, disabled))
         return
     state = "enabled" if enabled else "disabled"
     print(printable(f"bank {name} {state}; disabled banks: {', '.join(disabled) or 'none'}"))
@@ -179,10 +159,6 @@ def enable(
     _switch(ctx, name, root, json, True)
 
 
-def _aged_json(a: Any) -> dict[str, Any]:
-    return {**asdict(a), "lines": list(a.lines), "weight": round(a.weight, 4), "candidate": a.candidate}
-
-
 @app.command("decay")
 @_errors
 def decay_(
@@ -194,12 +170,13 @@ def decay_(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Entry weights today (2^(−age/30) × (1 + 0.1 × recalls)) and archive candidates (< 0.02, stale auto)."""
+    """Entry weights today (halved every decay.half_life_days, raised by recalls) and archive candidates
+    (weight under decay.archive_below, or auto entries past consolidate.prune_days rarely recalled)."""
     mt = _open(root)
     if archive:
         moved = mt.archive(dry_run=dry_run)
         if json:
-            _dump({"archived": [_aged_json(a) for a in moved], "dry_run": dry_run})
+            _dump(schema.archived(moved, dry_run))
             return
         verb = "would move" if dry_run else "moved"
         for a in moved:
@@ -209,7 +186,7 @@ def decay_(
     aged = sorted(mt.decay(), key=lambda a: (a.weight, a.path, a.lines))
     candidates = [a for a in aged if a.candidate]
     if json:
-        _dump({"entries": [_aged_json(a) for a in (aged if every else candidates)], "total": len(aged)})
+        _dump(schema.decay(aged if every else candidates, len(aged)))
         return
     shown = aged if every else candidates
     for a in shown:
@@ -234,7 +211,7 @@ def consolidate(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Merge near-duplicate entries in each bank (bigram Jaccard ≥ 0.85, never two facts) and list stale auto entries.
+    """Merge near-duplicates within each note (bigram Jaccard ≥ consolidate.jaccard, never two facts); list stale ones.
 
     A merged-away entry's text is kept in bank/_archive/; --dry-run shows both texts of every merge.
     """
@@ -242,34 +219,7 @@ def consolidate(
 
     report = _open(root).consolidate(dry_run=dry_run)
     if json:
-        _dump(
-            {
-                "dry_run": dry_run,
-                "seconds": round(report.seconds, 3),
-                "merges": [
-                    {
-                        "keep": {
-                            "path": m.keep.path,
-                            "lines": [m.keep.entry.start, m.keep.entry.end],
-                            "text": m.keep.entry.content,
-                        },
-                        "merged": [
-                            {
-                                "path": d.path,
-                                "lines": [d.entry.start, d.entry.end],
-                                "text": d.entry.content,
-                                "archive": archive_path(d.path),
-                            }
-                            for d in m.drop
-                        ],
-                        "similarity": m.similarity,
-                        "text": m.keep.entry.content,
-                    }
-                    for m in report.merges
-                ],
-                "archive_candidates": [_aged_json(a) for a in report.candidates],
-            }
-        )
+        _dump(schema.consolidated(report))
         return
     verb = "would merge" if dry_run else "merged"
     for m in report.merges:  # every text in full: a user checks each merge before running it
@@ -295,10 +245,6 @@ recall_app = typer.Typer(
 app.add_typer(recall_app, name="recall")
 
 
-def _excerpt_json(ex: Any) -> dict[str, Any]:
-    return {"text": ex.text, "path": ex.path, "lines": list(ex.lines), "sha": ex.sha, "recalls": ex.recalls}
-
-
 @recall_app.callback()
 @_errors
 def recall(ctx: typer.Context, root: RootOption = None, json: JsonOption = False) -> None:
@@ -308,10 +254,10 @@ def recall(ctx: typer.Context, root: RootOption = None, json: JsonOption = False
     from memtree.lifecycle import recall as rc
 
     mt = _open(root)
-    found = rc.read(mt.root)
+    found = mt.recall()
     state = rc.status(mt.root, mt.settings.recall.budget_tokens)
     if json:
-        _dump({**state, "items": [_excerpt_json(ex) for ex in found]})
+        _dump(schema.recall(found, state))
         return
     for ex in found:
         print(printable(f"{ex.path}:{ex.lines[0]}-{ex.lines[1]}  {ex.text[:80]}"))
@@ -330,17 +276,7 @@ def recall_sync(
     root, json = _from_group(ctx, "root", root), _from_group(ctx, "json", json)
     sync = _open(root).recall_sync(dry_run=dry_run)
     if json:
-        _dump(
-            {
-                "dry_run": dry_run,
-                "kept": [_excerpt_json(ex) for ex in sync.kept],
-                "promoted": [_excerpt_json(ex) for ex in sync.promoted],
-                "dropped": [{**_excerpt_json(ex), "why": why} for ex, why in sync.dropped],
-                "evicted": [_excerpt_json(ex) for ex in sync.evicted],
-                "tokens": sync.tokens,
-                "budget": sync.budget,
-            }
-        )
+        _dump(schema.recall_sync(sync, dry_run))
         return
     for ex in sync.promoted:
         print(printable(f"promoted {ex.path}:{ex.lines[0]}-{ex.lines[1]} ({ex.recalls} recalls): {ex.text[:60]}"))

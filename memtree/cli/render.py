@@ -19,13 +19,14 @@ import time
 from typing import IO, TYPE_CHECKING, Literal
 
 from memtree.notes.entries import strip_meta
+from memtree.text import match
 from memtree.text import terms as text
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from memtree.api import Status
-    from memtree.search.pipeline import Hit, SearchResult
+    from memtree.search.result import Hit, SearchResult
 
 SNIPPET_CHARS = 140
 SNIPPET_SCAN_CHARS = 20_000
@@ -102,7 +103,7 @@ def snippet(hit: Hit) -> tuple[str, list[str]]:
         for term, word in text.terms_with_surface(scanned):
             hit_term = related.get(term)
             if hit_term is None:
-                hit_term = related[term] = any(text.relation(q, term, infix=1.0) for q in hit.matched)  # compounds too
+                hit_term = related[term] = any(match.relation(q, term, infix=1.0) for q in hit.matched)  # compounds too
             if hit_term:
                 found.add(word)
         if len(found) > best:

@@ -1,16 +1,16 @@
-"""The writing commands: `add`, `log`, `conflicts` (registered on the app of memtree.cli.app)."""
+"""The writing commands: `add`, `log`, `conflicts`, `split`, `check`, `watch` (on memtree.cli.common's app)."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from memtree.cli.app import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
+from memtree import schema
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
 from memtree.cli.render import printable
 from memtree.errors import QueryError
 
@@ -64,11 +64,10 @@ def add(
     decision = _open(root).add(
         body, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run
     )
-    name = type(decision).__name__.lower()
     if json:
-        _dump({"decision": name, **asdict(decision)})
+        _dump(schema.decision(decision))
         return
-    print(printable(_describe(name, decision)))
+    print(printable(_describe(type(decision).__name__.lower(), decision)))
 
 
 def _describe(name: str, d: Any) -> str:
@@ -103,7 +102,7 @@ def log(
     """Append a timestamped line to today's raw log, memory/YYYY-MM-DD.md (never rewritten)."""
     logged = _open(root).log(_read_text(text, file), source=source)
     if json:
-        _dump(asdict(logged))
+        _dump(schema.logged(logged))
         return
     extra = f"; redacted: {', '.join(logged.redacted)}" if logged.redacted else ""
     print(printable(f"logged to {logged.path}:{logged.line}{extra}"))
@@ -128,7 +127,7 @@ def conflicts(
         return
     open_ = _open(root).conflicts()
     if json:
-        _dump([asdict(c) for c in open_])
+        _dump(schema.conflicts(open_))
         return
     if not open_:
         print("no open conflicts")
@@ -143,7 +142,7 @@ def conflicts(
 def _scan(root: Path | None, json: bool, record: bool) -> None:
     found = _open(root).scan_conflicts(record=record)
     if json:
-        _dump([asdict(c) | {"suggestion": c.suggestion} for c in found])
+        _dump(schema.contradictions(found, recorded=record))
         return
     if not found:
         print("no contradictions found")
@@ -172,7 +171,7 @@ def resolve(
         raise _fail("error: say which to keep: --keep new|old|both")
     settled, outcome = _open(root).resolve_conflict(conflict_id, keep)
     if json:
-        _dump({"resolved": settled.id, "keep": keep, "outcome": outcome})
+        _dump(schema.resolved(settled, keep, outcome))
         return
     print(printable(f"resolved {settled.id} (kept {keep}): {outcome}"))
 
@@ -190,7 +189,7 @@ def split(
     """Split oversized bank notes at headings (then paragraphs) into child notes and nodes."""
     results = _open(root).split(path, max_bytes)
     if json:
-        _dump([asdict(r) | {"tree": None} for r in results])
+        _dump(schema.splits(results))
         return
     if not results:
         print("no bank note over the limit; nothing to split")
@@ -224,7 +223,7 @@ def check(
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
     problems = mt.check(files or None)
     if json:
-        _dump({"ok": not problems, "fixed": fixed, "problems": [asdict(p) for p in problems]})
+        _dump(schema.check(fixed, problems))
     else:
         for line in fixed:
             print(printable(f"fixed: {line}"))
@@ -243,26 +242,20 @@ def watch(
     no_split: Annotated[bool, typer.Option("--no-split", help="Only re-index; do not split notes.")] = False,
     root: RootOption = None,
     json: Annotated[
-        bool, typer.Option("--json", help='One JSON object a line for each action: {"time", "level", "message"}.')
+        bool,
+        typer.Option("--json", help='One JSON object a line for each action: {"time" (ISO 8601), "level", "message"}.'),
     ] = False,
 ) -> None:
     """Re-index notes as they are edited (and split ones that grow too big) until Ctrl-C or SIGTERM."""
     from datetime import datetime
-
-    import orjson
 
     from memtree.serve.watch import Watcher, stopping_on_signals
 
     def log(line: str) -> None:
         now = datetime.now().astimezone()
         if json:
-            level, _, rest = line.partition(": ")
-            if level not in ("warning", "error"):
-                level, rest = "info", line
-            out = sys.stdout.buffer
-            out.write(orjson.dumps({"time": now.isoformat(timespec="seconds"), "level": level, "message": rest}))
-            out.write(b"\n")
-            out.flush()
+            sys.stdout.buffer.write(schema.dumps(schema.watch_event(line, now), indent=False))
+            sys.stdout.buffer.flush()
         else:
             print(printable(f"{now:%H:%M:%S} {line}"), flush=True)
 

@@ -1,181 +1,30 @@
-"""Inverted index segments and BM25 scoring with exact/partial term matching (pure, no I/O).
+"""BM25 over index segments, in pure Python, with exact/partial/infix term matching (no I/O).
 
-A segment keeps its distinct index terms sorted, so that every term related to a query term
-by prefix is one contiguous range of term ids (and terms holding it inside are found through
-:class:`memtree.text.terms.SortedTerms`), and its postings in CSR form (``offsets``, ``post_doc``,
-``post_tf``). Which terms relate, and how, is :func:`memtree.text.terms.match`. Scoring treats a query
-term's related terms as one *soft* term:
+Scoring treats a query term's related terms (:func:`memtree.text.match.match`) as one *soft* term:
 
     tf'(q, d) = Σ tf(t, d) · m(q, t)      m = 1.0 exact, ``partial`` (0.7) prefix, ``infix`` inside
     df(q)     = |{d : tf'(q, d) > 0}|     (live chunks of every segment)
     idf(q)    = ln((N − df + 0.5) / (df + 0.5) + 1)
     bm25(d)   = Σ_q idf(q) · tf'·(k1 + 1) / (tf' + k1·(1 − b + b·|d| / avgdl))
 
-On an exact-token corpus (no related terms) this is textbook BM25 with the design's IDF.
+On an exact-token corpus (no related terms) this is textbook BM25 with the design's IDF. The
+answer, :class:`Scored`, is a :class:`memtree.index.protocol.Scores`; memtree.index.dense is the
+same scorer on numpy arrays, for large indexes.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from array import array
-from collections import Counter
-from collections.abc import Iterable, MutableMapping, Sequence
-from dataclasses import dataclass, field
-from itertools import repeat
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from memtree.config import INFIX_MATCH
-from memtree.text import terms as text
-from memtree.text.terms import Match
-
-if TYPE_CHECKING:
-    from memtree.index.routing import Route
-
-MAX_TF = 65_535
-"""Term frequencies are stored as uint16; a term repeated more often in one chunk counts this much."""
-NUMPY_MIN_TERMS = 200_000
-"""A segment built from fewer term entries lays out its postings in pure Python; why: importing
-numpy (~50 ms) costs more than it saves on a refresh of a few notes."""
-
-
-class TierStats(NamedTuple):
-    """What BM25's statistics count in one segment for a search over some tiers (memtree.index.bm25.score)."""
-
-    n_docs: int
-    total_len: int
-    mask: bytearray | None  # 1 for each chunk counted; None when every live chunk is
-
-
-def counted(acc_docs: Iterable[int], mask: bytearray | None, n: int) -> int:
-    """How many of a term's chunks (``n`` of them) the tier mask counts."""
-    return n if mask is None else sum(mask[d] for d in acc_docs)
-
-
-@dataclass
-class Segment:
-    """One immutable index segment: sorted terms, CSR postings and per-chunk columns."""
-
-    terms: list[str]
-    offsets: array[int]  # len(terms) + 1
-    post_doc: array[int]
-    post_tf: array[int]
-    doc_len: array[int]
-    doc_file: array[int]  # index into files
-    doc_start: array[int]
-    doc_end: array[int]
-    files: list[str]
-    file_start: array[int]  # chunks of file f are file_start[f] .. file_start[f + 1] - 1
-    file_len: array[int]  # total length (in terms) of each file's chunks
-    dead_files: frozenset[int] = frozenset()
-    live: bytearray = field(init=False, repr=False)
-    n_live: int = field(init=False)
-    live_len: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.set_dead(self.dead_files)
-
-    def set_dead(self, dead_files: frozenset[int]) -> None:
-        """Mark every chunk of the given files dead (their newer version lives elsewhere)."""
-        self.dead_files = dead_files
-        self.__dict__.pop("_tier_stats", None)
-        n_docs = len(self.doc_len)
-        self.live = bytearray(b"\x01") * n_docs
-        self.n_live, self.live_len = n_docs, sum(self.file_len)
-        starts = self.file_start
-        for f in dead_files:
-            lo, hi = starts[f], starts[f + 1]
-            self.live[lo:hi] = bytes(hi - lo)
-            self.n_live -= hi - lo
-            self.live_len -= self.file_len[f]
-
-    def tier_stats(self, tiers: frozenset[str] | None) -> TierStats:
-        """Live chunks, their total length, and a per-chunk mask (None: every live chunk counts) for
-        the statistics of a search over ``tiers`` (None: all of them)."""
-        if tiers is None:
-            return TierStats(self.n_live, self.live_len, None)
-        cache = self.__dict__.setdefault("_tier_stats", {})
-        found = cache.get(tiers)
-        if found is None:
-            inside = self.files_in(tiers)
-            if len(inside) == len(self.files):
-                found = TierStats(self.n_live, self.live_len, None)
-            else:
-                mask = bytearray(len(self.doc_len))
-                n = length = 0
-                for f in inside:
-                    if f in self.dead_files:
-                        continue
-                    lo, hi = self.file_start[f], self.file_start[f + 1]
-                    mask[lo:hi] = b"\x01" * (hi - lo)
-                    n += hi - lo
-                    length += self.file_len[f]
-                found = TierStats(n, length, mask)
-            cache[tiers] = found
-        return found
-
-    def file_id(self, path: str) -> int | None:
-        """Index of ``path`` in this segment's files, or None."""
-        ids = self.__dict__.get("_file_ids")
-        if ids is None:
-            ids = self.__dict__["_file_ids"] = {p: i for i, p in enumerate(self.files)}
-        return ids.get(path)
-
-    def files_in(self, tiers: frozenset[str], skip: tuple[str, ...] = ()) -> set[int]:
-        """Indexes of this segment's files in the given tiers, except those under a ``skip`` prefix."""
-        cache = self.__dict__.setdefault("_tier_files", {})
-        key = (tiers, skip)
-        if key not in cache:
-            cache[key] = {i for i, p in enumerate(self.files) if p.split("/", 1)[0] in tiers and not p.startswith(skip)}
-        return cache[key]
-
-    def first_doc(self, file_id: int) -> int | None:
-        """The first chunk of a file, or None for a file without chunks."""
-        lo, hi = self.file_start[file_id], self.file_start[file_id + 1]
-        return lo if hi > lo else None
-
-    def related(self, q: str, infix: bool = True) -> list[tuple[int, int, Match]]:
-        """Term-id ranges ``(lo, hi, kind)`` that :func:`memtree.text.terms.match` relates to ``q``."""
-        lookup = self.__dict__.get("_lookup")
-        if lookup is None:
-            lookup = self.__dict__["_lookup"] = text.SortedTerms(self.terms)
-        return lookup.related(q, infix)
-
-    def expand(self, q: str, partial: float, infix: float = INFIX_MATCH) -> list[tuple[int, int, float, Match]]:
-        """Term-id ranges ``(lo, hi, weight, kind)`` related to query term ``q``; weight 0 is no match."""
-        out = []
-        for lo, hi, kind in self.related(q, infix > 0):
-            w = text.weight(kind, partial, infix)
-            if w > 0:
-                out.append((lo, hi, w, kind))
-        return out
-
-    def soft_tf(self, ranges: list[tuple[int, int, float, Match]]) -> tuple[dict[int, float], set[int], set[int]]:
-        """Soft term frequency per live chunk for one query term, the chunks matching exactly, and
-        the chunks matching only inside a compound (infix)."""
-        acc: dict[int, float] = {}
-        exact: set[int] = set()
-        strong: set[int] = set()
-        infix: set[int] = set()
-        offsets, post_doc, post_tf, live = self.offsets, self.post_doc, self.post_tf, self.live
-        check = self.n_live != len(self.doc_len)
-        has_infix = any(kind is Match.INFIX for *_, kind in ranges)
-        for lo, hi, w, kind in ranges:
-            s, e = offsets[lo], offsets[hi]
-            docs = post_doc[s:e]
-            get = acc.get
-            if kind is Match.EXACT:
-                exact.update(docs)
-            if has_infix:
-                (infix if kind is Match.INFIX else strong).update(docs)
-            for d, tf in zip(docs, post_tf[s:e]):
-                acc[d] = get(d, 0.0) + w * tf
-        weak = infix - strong
-        if check:
-            acc = {d: v for d, v in acc.items() if live[d]}
-            exact = {d for d in exact if live[d]}
-            weak = {d for d in weak if live[d]}
-        return acc, exact, weak
+from memtree.index.blend import Blend
+from memtree.index.protocol import ChunkRef, Location, TermStats
+from memtree.index.segment import Segment, counted, in_order
+from memtree.text.match import EXACT, PARTIAL
 
 
 def idf(n_docs: int, df: int) -> float:
@@ -183,102 +32,109 @@ def idf(n_docs: int, df: int) -> float:
     return math.log((n_docs - df + 0.5) / (df + 0.5) + 1.0)
 
 
-@dataclass(frozen=True)
-class TermStats:
-    """A query term across all segments: document frequency and IDF."""
-
-    term: str
-    df: int
-    idf: float
-
-
 @dataclass
 class Scored:
-    """BM25 scores per segment (chunk → score), per-term statistics, and per-term matches."""
+    """One query's BM25 over segments (a :class:`memtree.index.protocol.Scores`); chunks are
+    named ``(segment, chunk)``."""
 
-    scores: list[dict[int, float]]
+    segments: Sequence[Segment]
     stats: list[TermStats]
+    scores: list[dict[int, float]]  # [segment] chunk → BM25
+    held: list[dict[int, float]]  # [segment] chunk → Σ idf × match strength: its evidence
     # [term][segment] → (soft tf, chunks matched exactly, chunks matched only inside a compound)
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]]
-    partial: float = text.PARTIAL
-    segments: Sequence[Segment] = ()
-    evidence: list[dict[int, float]] = field(default_factory=list)  # Σ idf × match strength per chunk
+    partial: float = PARTIAL
     infix: float = INFIX_MATCH
 
-    def strength(self, term_index: int, segment: int, doc: int) -> float:
-        """How a chunk matched one query term: 1.0 exactly, ``partial`` by prefix, ``infix``
-        inside a compound, else 0 (its strongest kind of match)."""
-        acc, exact, weak = self.matches[term_index][segment]
-        if doc in exact:
-            return text.EXACT
-        if doc in weak:
-            return self.infix
-        return self.partial if doc in acc else 0.0
+    def strengths(self, refs: Sequence[ChunkRef]) -> list[list[float]]:
+        """Per chunk, each query term's match strength: its strongest kind of match, weighted."""
+        partial, infix = self.partial, self.infix
+        table = []
+        for si, d in refs:
+            row = []
+            for per_segment in self.matches:
+                acc, exact, weak = per_segment[si]
+                row.append(EXACT if d in exact else infix if d in weak else partial if d in acc else 0.0)
+            table.append(row)
+        return table
 
-    def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
-        """For each (segment, chunk), the match strength of every query term."""
-        return [[self.strength(qi, si, d) for qi in range(len(self.stats))] for si, d in chunks]
-
-    def raw(self, segment: int, doc: int) -> float:
+    def raw(self, ref: ChunkRef) -> float:
         """The BM25 score of one chunk."""
-        return self.scores[segment].get(doc, 0.0)
+        return self.scores[ref[0]].get(ref[1], 0.0)
+
+    def evidence(self, refs: Sequence[ChunkRef]) -> list[float]:
+        """Per chunk, Σ idf × match strength over the query terms: kept from scoring."""
+        held = self.held
+        return [held[si].get(d, 0.0) for si, d in refs]
+
+    def matched(self) -> Iterator[tuple[ChunkRef, float]]:
+        """Every live chunk that matched a query term, with its evidence."""
+        for si, held in enumerate(self.held):
+            for d, ev in held.items():
+                yield (si, d), ev
+
+    def locate(self, refs: Sequence[ChunkRef]) -> list[Location]:
+        """Where each chunk is."""
+        segments = self.segments
+        return [segments[si].locate(d) for si, d in refs]
 
     def top(
         self,
         k: int,
-        allowed_tiers: frozenset[str],
-        file_routes: list[dict[int, Route]],
+        tiers: frozenset[str],
+        routes: Mapping[str, float],
         tree_weight: float,
         bm25_weight: float,
         skip: tuple[str, ...] = (),
-    ) -> tuple[list[tuple[float, int, int]], float]:
-        """Best ``k`` chunks by ``tree_weight × tree + bm25_weight × bm25 / max bm25``, and max bm25.
-
-        A routed note none of whose chunks matched a term still offers its first chunk (the
-        tree's parent fallback can route to notes by category keywords alone).
-        """
-        allowed = [seg.files_in(allowed_tiers, skip) for seg in self.segments]
+    ) -> tuple[list[tuple[float, ChunkRef]], Blend]:
+        """Best ``k`` chunks by the keyword blend (memtree.index.protocol.Scores.top), and the blend."""
+        segments = self.segments
+        allowed = [seg.files_in(tiers, skip) for seg in segments]
         top_bm = 0.0
-        for si, seg in enumerate(self.segments):
-            doc_file, ok = seg.doc_file, allowed[si]
-            for d, sc in self.scores[si].items():
+        for si, seg in enumerate(segments):
+            doc_file, ok, scores = seg.doc_file, allowed[si], self.scores[si]
+            if len(ok) == len(seg.files):  # every note searched: no chunk to leave out
+                if scores:
+                    top_bm = max(top_bm, max(scores.values()))
+                continue
+            for d, sc in scores.items():
                 if sc > top_bm and doc_file[d] in ok:
                     top_bm = sc
-        scale = bm25_weight / top_bm if top_bm else 0.0
+        blend = Blend.of(tree_weight, bm25_weight, top_bm, [st.idf for st in self.stats])
+        keyword = blend.keyword
         candidates: list[tuple[float, int, int]] = []  # negated positions: ties go to the earlier chunk
-        inv_total = 1.0 / (sum(st.idf for st in self.stats) or 1.0)
-        for si, seg in enumerate(self.segments):
-            doc_file, ok, ev = seg.doc_file, allowed[si], self.evidence[si]
-            # a routed note lifts each chunk by the share of the query the chunk itself holds
-            lift = {f: tree_weight * rt.score * inv_total for f, rt in file_routes[si].items()}
+        for si, seg in enumerate(segments):
+            doc_file, ok, held = seg.doc_file, allowed[si], self.held[si]
+            everything = len(ok) == len(seg.files)
+            routed = seg.routed(routes)
             seen_files = set()
             for d, sc in self.scores[si].items():
                 f = doc_file[d]
-                if f not in ok:
+                if not everything and f not in ok:
                     continue
-                per_evidence = lift.get(f)
-                if per_evidence is None:
-                    candidates.append((scale * sc, -si, -d))
-                else:
+                route = routed.get(f)
+                if route is None:
+                    candidates.append((keyword(sc), -si, -d))
+                else:  # a routed note lifts each chunk by the share of the query the chunk itself holds
                     seen_files.add(f)
-                    candidates.append((scale * sc + per_evidence * ev[d], -si, -d))
-            for f, rt in file_routes[si].items():
+                    candidates.append((keyword(sc, route, held[d]), -si, -d))
+            for f, route in routed.items():  # the tree's parent fallback routes to notes by category alone
                 if f not in seen_files and f in ok:
                     first = seg.first_doc(f)
                     if first is not None and seg.live[first]:
-                        candidates.append((tree_weight * rt.score, -si, -first))
+                        candidates.append((keyword(0.0, route), -si, -first))
         best = heapq.nlargest(k, candidates)
         if not best:
-            return [], top_bm
+            return [], blend
         floor = best[-1][0]  # every chunk tied with the k-th competes for its place, fairly
         tied = [(kw, -nsi, -nd) for kw, nsi, nd in candidates if kw >= floor]
-        return in_order(self.segments, tied)[:k], top_bm
+        return [(kw, (si, d)) for kw, si, d in in_order(segments, tied)[:k]], blend
 
 
 def score(
     segments: Sequence[Segment],
     qterms: Sequence[str],
-    partial: float = text.PARTIAL,
+    partial: float = PARTIAL,
     k1: float = 1.2,
     b: float = 0.75,
     cache: MutableMapping[Any, Any] | None = None,
@@ -300,179 +156,61 @@ def score(
     avgdl = total_len / n_docs if n_docs else 1.0
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]] = []
     stats: list[TermStats] = []
+    shares: list[dict[tuple[float, float], list[dict[int, float]]]] = []  # per term: (k1, b) → its BM25 shares
     for q in qterms:
         key = ("py", q, partial, infix, tiers)
         entry = cache.get(key) if cache is not None else None
         if entry is None:
             hits = [seg.soft_tf(seg.expand(q, partial, infix)) for seg in segments]
             df = sum(counted(acc, c.mask, len(acc)) for (acc, _, _), c in zip(hits, counts))
-            entry = (hits, TermStats(q, df, idf(n_docs, df)))
+            entry = (hits, TermStats(q, df, idf(n_docs, df)), {})
             if cache is not None:
                 cache[key] = entry
         matches.append(entry[0])
         stats.append(entry[1])
+        shares.append(entry[2])
     scores: list[dict[int, float]] = [{} for _ in segments]
     evidence: list[dict[int, float]] = [{} for _ in segments]
     norm = k1 * (1.0 - b)
     slope = k1 * b / avgdl if avgdl else 0.0
     k1p = k1 + 1.0
     for qi, (st, hits) in enumerate(zip(stats, matches)):
-        w_idf = st.idf * k1p * (boosts[qi] if boosts else 1.0)
-        w_partial, w_exact = st.idf * partial, st.idf * (text.EXACT - partial)
+        boost = boosts[qi] if boosts else 1.0
+        # Why kept with the term: its BM25 share of each chunk is the same in every query not boosting it
+        parts = shares[qi].get((k1, b)) if boost == 1.0 else None
+        if parts is None:
+            w_idf = st.idf * k1p * boost
+            parts = [
+                {d: w_idf * tf / (tf + norm + slope * seg.doc_len[d]) for d, tf in acc.items()}
+                for seg, (acc, _, _) in zip(segments, hits)
+            ]
+            if boost == 1.0:
+                shares[qi][(k1, b)] = parts
+        w_partial, w_exact = st.idf * partial, st.idf * (EXACT - partial)
         w_infix = st.idf * (infix - partial)
-        for si, (acc, exact, weak) in enumerate(hits):
-            doc_len = segments[si].doc_len
+        for si, ((acc, exact, weak), part) in enumerate(zip(hits, parts)):
             out, ev = scores[si], evidence[si]
-            get, ev_get = out.get, ev.get
-            for d, tf in acc.items():
-                out[d] = get(d, 0.0) + w_idf * tf / (tf + norm + slope * doc_len[d])
-                ev[d] = ev_get(d, 0.0) + w_partial
+            if out:
+                get = out.get
+                for d, share in part.items():
+                    out[d] = get(d, 0.0) + share
+            else:  # the first term to reach this segment: 0.0 + x is x
+                out.update(part)
+            if ev:
+                ev_get = ev.get
+                for d in acc:
+                    ev[d] = ev_get(d, 0.0) + w_partial
+            else:
+                ev.update(dict.fromkeys(acc, w_partial))
             for d in exact:  # exact ⊆ acc: raise those from partial to exact strength
                 ev[d] += w_exact
             for d in weak:  # weak ⊆ acc: only inside a compound, so infix strength
                 ev[d] += w_infix
-    return Scored(scores, stats, matches, partial, segments, evidence, infix)
+    return Scored(segments, stats, scores, evidence, matches, partial, infix)
 
 
-def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] | dict[str, int]]]]]) -> Segment:
-    """Build a segment from ``(path, [(start line, end line, terms), ...])`` per note.
+if TYPE_CHECKING:
+    from memtree.index.protocol import Scores
 
-    Terms come as a list (repeats counted) or as a term → frequency mapping. The postings are
-    laid out as CSR, by :func:`_csr_numpy` for a large build and :func:`_csr_python` otherwise;
-    both give the same columns.
-    """
-    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
-    files: list[str] = []
-    file_start, file_len = array("q", [0]), array("q")
-    chunk_terms: list[list[str] | dict[str, int]] = []
-    for path, chunks in notes:  # column by column: a build sees 100k chunks
-        lengths = [_length(terms) for _, _, terms in chunks]
-        doc_len.extend(lengths)
-        doc_file.extend(repeat(len(files), len(chunks)))
-        doc_start.extend([c[0] for c in chunks])
-        doc_end.extend([c[1] for c in chunks])
-        chunk_terms.extend([c[2] for c in chunks])
-        files.append(path)
-        file_len.append(sum(lengths))
-        file_start.append(file_start[-1] + len(chunks))
-    size = sum(map(len, chunk_terms))  # term entries over all chunks: what laying out the postings costs
-    layout = _csr_numpy if size >= NUMPY_MIN_TERMS and _numpy_available() else _csr_python
-    terms_sorted, offsets, post_doc, post_tf = layout(chunk_terms)
-    return Segment(
-        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
-    )
-
-
-_Csr = tuple[list[str], "array[int]", "array[int]", "array[int]"]
-
-
-def _csr_python(chunk_terms: Sequence[list[str] | dict[str, int]]) -> _Csr:
-    """Sorted terms and CSR postings (offsets, chunks, frequencies), term by term in chunk order."""
-    postings: dict[str, tuple[array[int], array[int]]] = {}
-    for d, terms in enumerate(chunk_terms):
-        for t, tf in (terms if isinstance(terms, dict) else Counter(terms)).items():
-            p = postings.get(t)
-            if p is None:
-                p = postings[t] = (array("i"), array("H"))
-            p[0].append(d)
-            p[1].append(tf if tf < MAX_TF else MAX_TF)
-    terms_sorted = sorted(postings)
-    offsets, post_doc, post_tf = array("q", [0]), array("i"), array("H")
-    for t in terms_sorted:
-        docs, tfs = postings[t]
-        post_doc.extend(docs)
-        post_tf.extend(tfs)
-        offsets.append(len(post_doc))
-    return terms_sorted, offsets, post_doc, post_tf
-
-
-def _csr_numpy(chunk_terms: Sequence[list[str] | dict[str, int]]) -> _Csr:
-    """:func:`_csr_python`'s columns from one sort of (term id, chunk) keys instead of a Python
-    step per posting. Why: on 100k chunks the per-posting loop took 1.8 s of a 10 s build."""
-    import numpy as np
-
-    flat: list[str] = []  # every term entry of every chunk, chunk after chunk
-    entries = array("q")  # entries per chunk
-    weights: array[int] | None = None  # frequency per entry, once a chunk came as a mapping
-    for terms in chunk_terms:
-        if isinstance(terms, dict):
-            if weights is None:
-                weights = array("q", [1]) * len(flat)
-            weights.extend(terms.values())
-        elif weights is not None:
-            weights.extend(repeat(1, len(terms)))
-        flat.extend(terms)
-        entries.append(len(terms))
-    vocab = sorted(set(flat))
-    if not vocab:
-        return vocab, array("q", [0]), array("i"), array("H")
-    ids = {t: i for i, t in enumerate(vocab)}
-    n_docs = len(entries)
-    key = np.fromiter(map(ids.__getitem__, flat), dtype=np.int64, count=len(flat)) * n_docs
-    key += np.repeat(np.arange(n_docs, dtype=np.int64), np.frombuffer(entries, dtype=np.int64))
-    if weights is None:
-        key, tf = np.unique(key, return_counts=True)
-    else:
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-        tf = np.add.reduceat(np.frombuffer(weights, dtype=np.int64)[order], first)
-        key = key[first]
-    term_of = key // n_docs
-    offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(term_of, minlength=len(vocab)), out=offsets[1:])
-    return (
-        vocab,
-        _to_array("q", offsets),
-        _to_array("i", key - term_of * n_docs),
-        _to_array("H", np.minimum(tf, MAX_TF)),
-    )
-
-
-def _to_array(code: str, values: Any) -> array[int]:
-    """A numpy vector as an ``array`` of type ``code`` (native byte order)."""
-    out = array(code)
-    out.frombytes(values.astype(f"={code}", copy=False).tobytes())
-    return out
-
-
-def _numpy_available() -> bool:
-    try:
-        import numpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _length(terms: list[str] | dict[str, int]) -> int:
-    return sum(terms.values()) if isinstance(terms, dict) else len(terms)
-
-
-def merge_segments(segments: Sequence[Segment]) -> Segment:
-    """One segment holding the live notes of ``segments``, rebuilt from their postings."""
-    notes: list[tuple[str, list[tuple[int, int, list[str] | dict[str, int]]]]] = []
-    for seg in segments:
-        counts: list[dict[str, int]] = [{} for _ in range(len(seg.doc_len))]
-        offsets, post_doc, post_tf, live = seg.offsets, seg.post_doc, seg.post_tf, seg.live
-        for ti, term in enumerate(seg.terms):
-            for j in range(offsets[ti], offsets[ti + 1]):
-                d = post_doc[j]
-                if live[d]:
-                    counts[d][term] = post_tf[j]
-        for f, path in enumerate(seg.files):
-            if f in seg.dead_files:
-                continue
-            docs = range(seg.file_start[f], seg.file_start[f + 1])
-            notes.append((path, [(seg.doc_start[d], seg.doc_end[d], counts[d]) for d in docs]))
-    return build_segment(notes)
-
-
-def in_order(segments: Sequence[Segment], ranked: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
-    """(score, segment, chunk) best first; ties by path and line, so results never depend on how
-    the index happens to be cut into segments."""
-
-    def key(c: tuple[float, int, int]) -> tuple[float, str, int]:
-        seg = segments[c[1]]
-        return (-c[0], seg.files[seg.doc_file[c[2]]], seg.doc_start[c[2]])
-
-    return sorted(ranked, key=key)
+    def _answers_as_the_protocol_says(answer: Scored) -> Scores:  # mypy holds Scored to memtree.index.protocol
+        return answer

@@ -10,6 +10,9 @@ the delta grows past a fifth of the memory, the next refresh rebuilds the base i
 
 Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot be written
 (a read-only checkout), the index lives in memory for the process and a warning says so.
+
+Why one module over 300 lines: build, load and refresh share one manifest and its invariants (which
+segment holds which note, which chunks are dead); they are only correct together.
 """
 
 from __future__ import annotations
@@ -22,26 +25,28 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memtree.index import segment_files
-from memtree.index.bm25 import Segment, build_segment, merge_segments
+from memtree.index import bm25, dense, segment_files
+from memtree.index.segment import Segment, build_segment, merge_segments
 from memtree.notes import store
+from memtree.notes.chunks import Document
 from memtree.notes.entries import strip_meta
 from memtree.text import terms as text
 
 if TYPE_CHECKING:
     from datetime import date
 
-    from memtree.notes.chunks import Document
-    from memtree.write.catalog import Parsed
+    from memtree.config import SearchSettings
+    from memtree.index.protocol import ChunkRef, Location, Scores
+
 
 INDEX_FORMAT = 5  # 5: chunks carry date terms (memtree.text.dates) and the words of the headings above them
 INDEX_DIR = "index"
@@ -50,6 +55,13 @@ VERSION_FILE = "version"  # the manifest's version alone, so a writer can tell c
 RACY_NS = 2_000_000_000
 """A note modified this recently can change again without its mtime or size moving (coarse
 timestamps), so it is re-hashed on every check until it is older (git's "racily clean" case)."""
+KEYWORD_MIN_TF = 2
+"""A term seen fewer times in a note cannot become one of its keywords (memtree.write.catalog)."""
+
+Parsed = tuple[Document, Mapping[str, int], Mapping[str, str] | None]
+"""A note as the index has just read it: the document, the counts of its terms (at least of those
+seen ``KEYWORD_MIN_TF`` times) and the first word that yields each of those terms (None: find them
+in the chunks' text)."""
 MAX_DELTAS = 6
 """More delta segments than this are folded into one (from their postings: cheap, nothing re-read)."""
 DELTA_REBUILD_SHARE = 0.2
@@ -57,6 +69,8 @@ DELTA_REBUILD_SHARE = 0.2
 _ROW = attrgetter("tier", "mtime_ns", "size", "hash", "segment", "chunks")
 """A FileEntry as its manifest row (a JSON array, FileEntry's fields in order)."""
 _OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
+TERM_CACHE_SIZE = 2048
+"""Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
 
 
 @dataclass
@@ -356,8 +370,6 @@ class Index:
                 above = heading_terms[c.headings] = text.terms(" ".join(c.headings))
             items.append((c.start, c.end, ts + above if above else ts))
         if collect is not None:  # keyword suggestions count each word once, where it is
-            from memtree.write.catalog import KEYWORD_MIN_TF
-
             # Why only the frequent terms, and the note without its text: no other term can be a
             # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
             frequent = {t: n for t, n in Counter(chain.from_iterable(own)).items() if n >= KEYWORD_MIN_TF}
@@ -452,6 +464,38 @@ class Index:
         """Live chunks across segments."""
         return sum(s.n_live for s in self.segments.values())
 
+    # --- searching: the index is a memtree.index.protocol.Engine, chunks named (segment, chunk) ---
+
+    def score(
+        self,
+        qterms: Sequence[str],
+        tiers: frozenset[str] | None,
+        settings: SearchSettings,
+        boosts: Sequence[float] | None = None,
+        vectorize: bool = True,
+    ) -> Scores:
+        """BM25 of the live chunks for ``qterms`` (memtree.index.protocol.Engine.score): by the numpy
+        scorer from ``dense.DENSE_MIN_POSTINGS`` postings up, else in pure Python; each term's
+        matches and statistics are kept in ``term_cache`` until the index changes."""
+        segments = [seg for _, seg in self.segment_list()]
+        backend: Any = bm25
+        if vectorize and sum(len(seg.post_doc) for seg in segments) >= dense.DENSE_MIN_POSTINGS and dense.available():
+            backend = dense
+        if len(self.term_cache) > TERM_CACHE_SIZE:
+            self.term_cache.clear()
+        s = settings
+        return backend.score(  # type: ignore[no-any-return]
+            segments, qterms, s.partial_match, s.k1, s.b, self.term_cache, s.infix_match, tiers, boosts
+        )
+
+    def chunks(
+        self, tiers: frozenset[str] | None = None, skip: tuple[str, ...] = ()
+    ) -> Iterator[tuple[ChunkRef, Location]]:
+        """Every live chunk of ``tiers`` (None: all) not under a ``skip`` prefix, note by note."""
+        for si, (_, seg) in enumerate(self.segment_list()):
+            for d, where in seg.chunks(tiers, skip):
+                yield (si, d), where
+
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
@@ -493,7 +537,7 @@ def _days(path: str, doc: Document, texts: list[str] | None = None) -> list[list
 
     ``texts`` are the chunks' texts without their metadata, when the caller has them already."""
     from memtree.notes.entries import META_RE
-    from memtree.text import dates
+    from memtree.text import date_terms as dates
 
     note = dates.note_day(path, doc.meta)
     heads = [i for i, line in enumerate(doc.lines, 1) if line[:1] == "#"]  # 1-based heading lines

@@ -8,20 +8,22 @@ and ranked with ``argpartition`` — work proportional to the postings touched, 
 of the index. numpy is imported only here, and only for indexes of at least
 ``DENSE_MIN_POSTINGS`` postings, so small memories keep their fast cold start. Tests hold both
 backends to the same scores.
+
+Why one module over 300 lines: it is one backend, whose scoring, ranking and evidence all read
+the same cached numpy views of a segment.
 """
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memtree.config import INFIX_MATCH
-from memtree.index.bm25 import Segment, TermStats, idf, in_order
-from memtree.text import terms as text
-from memtree.text.terms import Match
-
-if TYPE_CHECKING:
-    from memtree.index.routing import Route
+from memtree.index.blend import Blend
+from memtree.index.bm25 import idf
+from memtree.index.protocol import ChunkRef, Location, TermStats
+from memtree.index.segment import Segment, in_order
+from memtree.text.match import EXACT, PARTIAL, Match
 
 DENSE_MIN_POSTINGS = 400_000
 """Indexes with fewer postings are scored in pure Python (no numpy import on a cold start)."""
@@ -122,7 +124,8 @@ def _members(sorted_docs: Any, docs: Any) -> Any:
 
 
 class DenseScored:
-    """Sparse per-segment (chunks, scores) arrays; the interface of :class:`memtree.index.bm25.Scored`."""
+    """Sparse per-segment (chunks, scores) arrays: a :class:`memtree.index.protocol.Scores`, as
+    :class:`memtree.index.bm25.Scored` is, with chunks named ``(segment, chunk)`` too."""
 
     def __init__(
         self,
@@ -140,9 +143,21 @@ class DenseScored:
         self._matched = matched
         self.partial = partial
         self.infix = infix
+        self._strengths: dict[ChunkRef, list[float]] = {}
+        self._offered: list[ChunkRef] = []  # what top() returned last: its strengths are asked for next
 
-    def strengths(self, chunks: Sequence[tuple[int, int]]) -> list[list[float]]:
-        """For each (segment, chunk), the match strength of every query term (vectorized per term)."""
+    def strengths(self, refs: Sequence[ChunkRef]) -> list[list[float]]:
+        """Per chunk, each query term's match strength. Why the batch: numpy pays per call, so
+        the first chunk asked for brings those top() offered with it, in one vectorized pass."""
+        known = self._strengths
+        missing = [ref for ref in dict.fromkeys(refs) if ref not in known]
+        if missing:
+            seen = set(missing)
+            batch = missing + [ref for ref in self._offered if ref not in known and ref not in seen]
+            known.update(zip(batch, self._table(batch)))
+        return [known[ref] for ref in refs]
+
+    def _table(self, chunks: Sequence[ChunkRef]) -> list[list[float]]:
         import numpy as np
 
         table = [[0.0] * len(self.stats) for _ in chunks]
@@ -155,67 +170,86 @@ class DenseScored:
                     table[i][qi] = value
         return table
 
-    def raw(self, segment: int, doc: int) -> float:
+    def raw(self, ref: ChunkRef) -> float:
         """The BM25 score of one chunk."""
         import numpy as np
 
-        docs, scores = self._scored[segment]
-        i = int(np.searchsorted(docs, doc))
-        return float(scores[i]) if i < docs.size and int(docs[i]) == doc else 0.0
+        docs, scores = self._scored[ref[0]]
+        i = int(np.searchsorted(docs, ref[1]))
+        return float(scores[i]) if i < docs.size and int(docs[i]) == ref[1] else 0.0
+
+    def evidence(self, refs: Sequence[ChunkRef]) -> None:
+        """None: this backend keeps no per-chunk evidence (it works it out only for :meth:`matched`)."""
+        return None
+
+    def matched(self) -> Iterator[tuple[ChunkRef, float]]:
+        """Every live chunk that matched a query term, with its Σ idf × match strength."""
+        for si, (docs, _) in enumerate(self._scored):
+            if docs.size:
+                held = self._evidence(si, docs)
+                for d, ev in zip(docs.tolist(), held.tolist()):
+                    yield (si, d), ev
+
+    def locate(self, refs: Sequence[ChunkRef]) -> list[Location]:
+        """Where each chunk is."""
+        segments = self.segments
+        return [segments[si].locate(d) for si, d in refs]
 
     def top(
         self,
         k: int,
-        allowed_tiers: frozenset[str],
-        file_routes: list[dict[int, Route]],
+        tiers: frozenset[str],
+        routes: Mapping[str, float],
         tree_weight: float,
         bm25_weight: float,
         skip: tuple[str, ...] = (),
-    ) -> tuple[list[tuple[float, int, int]], float]:
-        """Best ``k`` chunks by ``tree_weight × tree + bm25_weight × bm25 / max bm25``, and max bm25."""
+    ) -> tuple[list[tuple[float, ChunkRef]], Blend]:
+        """Best ``k`` chunks by the keyword blend (memtree.index.protocol.Scores.top), and the blend."""
         import numpy as np
 
         per_seg = []
         top_bm = 0.0
         for si in range(len(self.segments)):
             docs, scores = self._scored[si]
-            ok = self._tier_mask(si, allowed_tiers, skip)[docs] if docs.size else np.zeros(0, dtype=bool)
+            ok = self._tier_mask(si, tiers, skip)[docs] if docs.size else np.zeros(0, dtype=bool)
             docs, scores = docs[ok], scores[ok]
             per_seg.append((docs, scores))
             if scores.size:
                 top_bm = max(top_bm, float(scores.max()))
-        scale = bm25_weight / top_bm if top_bm else 0.0
+        blend = Blend.of(tree_weight, bm25_weight, top_bm, [st.idf for st in self.stats])
         best: list[tuple[float, int, int]] = []
         for si, seg in enumerate(self.segments):
             docs, scores = per_seg[si]
             views = _views(seg)
-            keyword = scores * scale
-            routes = file_routes[si]
-            if routes:
-                bonus = np.zeros(len(seg.files))
-                for f, rt in routes.items():
-                    bonus[f] = tree_weight * rt.score
-                lift = bonus[views["doc_file"][docs]]
-                routed = np.flatnonzero(lift)
-                if routed.size:  # a routed note lifts each chunk by the share of the query it holds
-                    keyword[routed] += lift[routed] * self._text_coverage(si, docs[routed])
+            keyword: Any = blend.keyword(scores)
+            routed = seg.routed(routes)
+            if routed:
+                route = np.zeros(len(seg.files))
+                for f, score in routed.items():
+                    route[f] = score
+                lift = route[views["doc_file"][docs]]
+                at = np.flatnonzero(lift)
+                if at.size:  # a routed note lifts each chunk by the share of the query it holds
+                    keyword[at] = blend.keyword(scores[at], lift[at], self._evidence(si, docs[at]))
                 # parent fallback: a routed note none of whose chunks matched a term offers its first
                 starts = views["file_start"]
-                files = list(routes)
+                files = list(routed)
                 lo = np.searchsorted(docs, [starts[f] for f in files])  # candidates are sorted by chunk
                 hi = np.searchsorted(docs, [starts[f + 1] for f in files])
-                mask = self._tier_mask(si, allowed_tiers, skip)
+                mask = self._tier_mask(si, tiers, skip)
                 extra = [starts[f] for f, a, b in zip(files, lo.tolist(), hi.tolist()) if a == b]
                 extra = [d for d in extra if d < len(seg.doc_file) and mask[d]]
                 if extra:
                     docs = np.concatenate([docs, np.array(extra, dtype=docs.dtype)])
-                    keyword = np.concatenate([keyword, bonus[views["doc_file"][extra]]])
+                    keyword = np.concatenate([keyword, blend.keyword(0.0, route[views["doc_file"][extra]])])
             if docs.size > k:
                 floor = np.partition(keyword, docs.size - k)[docs.size - k]
                 keep = keyword >= floor  # the k best and every chunk tied with the k-th
                 docs, keyword = docs[keep], keyword[keep]
             best += [(float(kw), si, int(d)) for kw, d in zip(keyword.tolist(), docs.tolist())]
-        return in_order(self.segments, best)[:k], top_bm
+        ranked = [(kw, (si, d)) for kw, si, d in in_order(self.segments, best)[:k]]
+        self._offered = [ref for _, ref in ranked]
+        return ranked, blend
 
     def _term_strength(self, qi: int, si: int, docs: Any) -> Any:
         """How each of ``docs`` matched query term ``qi``: 1.0 exactly, ``partial`` by prefix,
@@ -226,17 +260,16 @@ class DenseScored:
         strength = np.where(_members(matched, docs), self.partial, 0.0)
         if weak.size:
             strength = np.where(_members(weak, docs), self.infix, strength)
-        return np.where(_members(exact, docs), text.EXACT, strength)
+        return np.where(_members(exact, docs), EXACT, strength)
 
-    def _text_coverage(self, si: int, docs: Any) -> Any:
-        """The IDF-weighted share of the query terms each chunk's own text holds."""
+    def _evidence(self, si: int, docs: Any) -> Any:
+        """Σ idf × match strength over the query terms, for each of ``docs``."""
         import numpy as np
 
-        total = sum(st.idf for st in self.stats) or 1.0
-        cov = np.zeros(docs.size)
+        held = np.zeros(docs.size)
         for qi, st in enumerate(self.stats):
-            cov += st.idf * self._term_strength(qi, si, docs)
-        return cov / total
+            held += st.idf * self._term_strength(qi, si, docs)
+        return held
 
     def _tier_mask(self, si: int, tiers: frozenset[str], skip: tuple[str, ...] = ()) -> Any:
         import numpy as np
@@ -255,7 +288,7 @@ class DenseScored:
 def score(
     segments: Sequence[Segment],
     qterms: Sequence[str],
-    partial: float = text.PARTIAL,
+    partial: float = PARTIAL,
     k1: float = 1.2,
     b: float = 0.75,
     cache: MutableMapping[Any, Any] | None = None,
@@ -263,7 +296,7 @@ def score(
     tiers: frozenset[str] | None = None,
     boosts: Sequence[float] | None = None,
 ) -> DenseScored:
-    """BM25 of the live chunks holding any query term (see :func:`memtree.index.bm25.score`, also for ``tiers``)."""
+    """BM25 of the live chunks holding any query term (see :func:`memtree.index.bm25.score`)."""
     import numpy as np
 
     counts = [seg.tier_stats(tiers) for seg in segments]
@@ -305,3 +338,12 @@ def score(
         else:
             scored.append((np.zeros(0, dtype=np.int32), np.zeros(0)))
     return DenseScored(segments, stats, scored, matched, partial, infix)
+
+
+if TYPE_CHECKING:
+    from memtree.index.protocol import Scores
+
+    def _answers_as_the_protocol_says(
+        answer: DenseScored,
+    ) -> Scores:  # mypy holds DenseScored to memtree.index.protocol
+        return answer

@@ -1,18 +1,22 @@
 """Keyword routing: which notes a query belongs to, by the tree's keywords (DESIGN §3.2).
 
 Node keywords are tokenized like notes and kept as sorted terms, so a query term finds the nodes
-whose keywords match it (by :func:`memtree.text.terms.match`: exactly, by prefix for Hangul and Han, or
-inside a Hangul compound) through :class:`memtree.text.terms.SortedTerms`, not by a scan of the tree.
+whose keywords match it (by :func:`memtree.text.match.match`: exactly, by prefix for Hangul and Han, or
+inside a Hangul compound) through :class:`memtree.text.match.SortedTerms`, not by a scan of the tree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from memtree.config import INFIX_MATCH
 from memtree.notes.tree import Tree
 from memtree.text import terms as text
+from memtree.text.match import PARTIAL, SortedTerms
+
+MATCHES_KEPT = 4096
+"""Query terms whose keyword matches an index keeps (the keywords do not change under it)."""
 
 
 class Route(NamedTuple):
@@ -48,7 +52,8 @@ class KeywordIndex:
             parts = [p[0] for p in pairs], [(p[1], p[2]) for p in pairs]
         self.terms, self.entries = parts
         self.tree = tree
-        self.lookup = text.SortedTerms(self.terms)
+        self.lookup = SortedTerms(self.terms)
+        self._matched: dict[tuple[str, float, float], list[tuple[str, str, float]]] = {}
 
     def to_json(self) -> dict[str, Any]:
         """What the cache in .memtree/ keeps, keyed by the tree file's digest."""
@@ -72,23 +77,28 @@ class KeywordIndex:
             return None
         return cls(tree, (doc["terms"], list(zip(doc["nodes"], doc["keywords"]))))
 
-    def matches(
-        self, q: str, partial: float = text.PARTIAL, infix: float = INFIX_MATCH
-    ) -> Iterable[tuple[str, str, float]]:
+    def matches(self, q: str, partial: float = PARTIAL, infix: float = INFIX_MATCH) -> list[tuple[str, str, float]]:
         """(node id, keyword, strength) for every keyword term related to query term ``q``."""
-        entries = self.entries
-        for lo, hi, kind in self.lookup.related(q, infix > 0):
-            strength = text.weight(kind, partial, infix)
-            if strength > 0:
-                for i in range(lo, hi):
-                    yield entries[i][0], entries[i][1], strength
+        key = (q, partial, infix)
+        found = self._matched.get(key)
+        if found is None:
+            entries = self.entries
+            found = [
+                (*entries[i], strength)
+                for lo, hi, strength, _ in self.lookup.weighted(q, partial, infix)
+                for i in range(lo, hi)
+            ]
+            if len(self._matched) >= MATCHES_KEPT:  # why: a long-running process sees endless words
+                self._matched.clear()
+            self._matched[key] = found
+        return found
 
 
 def route(
     index: KeywordIndex,
     qterms: Sequence[str],
     idf: Sequence[float],
-    partial: float = text.PARTIAL,
+    partial: float = PARTIAL,
     infix: float = INFIX_MATCH,
 ) -> dict[str, Route]:
     """Tree scores for nodes holding files.

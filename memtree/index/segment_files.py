@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from memtree.index.bm25 import Segment
+from memtree.index.segment import Segment
 
 COLUMNS = {
     "offsets": "q",

@@ -1,8 +1,9 @@
 """`memtree decay`: every bank entry's weight today, the archive candidates, and archiving them.
 
-An archive candidate is an entry whose decay weight fell under ``decay.ARCHIVE_BELOW`` (0.02), or
-an auto-extracted entry (``source=auto``) older than ``STALE_AUTO_DAYS`` that search found fewer
-than ``RARELY_RECALLED`` times (consolidation's rule, DESIGN §5). Archiving moves a candidate's
+An archive candidate is an entry whose decay weight fell under ``decay.archive_below`` (0.02), or
+an auto-extracted entry (``source=auto``) older than ``consolidate.prune_days`` (90) that search found
+fewer than ``consolidate.prune_min_recalls`` times (3; consolidation's rule, DESIGN §5): memtree.yaml's
+keys, passed in as memtree.config's DecaySettings and ConsolidateSettings. Archiving moves a candidate's
 lines, metadata and all, to the same path under ``bank/_archive/`` — which search never reads —
 and deletes nothing.
 """
@@ -13,11 +14,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtree.errors import ChangedOnDisk, OutsideRoot
-from memtree.lifecycle.usage import entry_keys
 from memtree.notes import chunks, entries, store
+from memtree.notes.usage import entry_keys
 from memtree.search import decay
+
+if TYPE_CHECKING:
+    from memtree.config import ConsolidateSettings, DecaySettings
 
 
 def digest(content: str) -> str:
@@ -28,9 +33,6 @@ def digest(content: str) -> str:
 
 
 ARCHIVE_DIR = "bank/_archive"
-STALE_AUTO_DAYS = 90.0
-RARELY_RECALLED = 3
-"""Fewer search recalls than this is "rarely recalled" (the same N that promotes into recall/)."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class Aged:
     auto: bool
     why: str  # why it is an archive candidate ("" when it is not)
     id: str = ""
-    keys: tuple[str, ...] = ()  # what usage counts it under (memtree.lifecycle.usage)
+    keys: tuple[str, ...] = ()  # what usage counts it under (memtree.notes.usage)
     sha: str = ""  # memtree.lifecycle.recall.digest of its content
     content: str = ""
 
@@ -57,10 +59,17 @@ class Aged:
 
 
 def survey(
-    root: Path, paths: Iterable[str], recalls: Callable[[tuple[str, ...]], int], now: float | None = None
+    root: Path,
+    paths: Iterable[str],
+    recalls: Callable[[tuple[str, ...]], int],
+    now: float,
+    curve: DecaySettings,
+    stale: ConsolidateSettings,
 ) -> list[Aged]:
-    """The decay of every entry (list item or paragraph) of the bank notes ``paths``."""
-    now = time.time() if now is None else now
+    """The decay at ``now`` (epoch s) of every entry (list item or paragraph) of the bank notes ``paths``.
+
+    ``curve`` weighs each entry; ``stale`` says when an auto entry is old and rarely recalled.
+    """
     out: list[Aged] = []
     for path in sorted(paths):
         full = root / path
@@ -79,12 +88,12 @@ def survey(
             keys = entry_keys(path, e)
             count = recalls(keys)
             age = max(0.0, (now - time_) / decay.DAY_S)
-            w = decay.weight(age, count)
+            w = decay.weight(age, count, curve)
             auto = e.meta.source == "auto"
             why = ""
-            if w < decay.ARCHIVE_BELOW:
-                why = f"weight {w:.3f} < {decay.ARCHIVE_BELOW}"
-            elif auto and age > STALE_AUTO_DAYS and count < RARELY_RECALLED:
+            if w < curve.archive_below:
+                why = f"weight {w:.3f} < {curve.archive_below}"
+            elif auto and age > stale.prune_days and count < stale.prune_min_recalls:
                 why = f"auto entry {age:.0f} d old, recalled {count}×"
             preview = e.content.split("\n", 1)[0]
             span, sha = (e.start, e.end), digest(e.content)
@@ -95,12 +104,12 @@ def survey(
     return out
 
 
-def archive(root: Path, candidates: list[Aged], now: float | None = None) -> list[Aged]:
+def archive(root: Path, candidates: list[Aged], now: float) -> list[Aged]:
     """Move ``candidates`` to bank/_archive/ (caller holds the write lock); returns those moved.
 
     An entry that changed since the survey (not found by its id or its words) is left where it is.
     """
-    stamp = time.strftime("%Y-%m-%d", time.localtime(time.time() if now is None else now))
+    stamp = time.strftime("%Y-%m-%d", time.localtime(now))
     moved: list[Aged] = []
     by_path: dict[str, list[Aged]] = {}
     for a in candidates:
@@ -147,8 +156,16 @@ def archive_path(path: str) -> str:
 
 def archive_block(stamp: str, path: str, entry: entries.Entry, why: str, lines: list[str]) -> str:
     """An archived entry: a comment saying when, from where and why, then its lines as they were."""
-    mark = f"<!-- memtree: archived={stamp}; from={path}:{entry.start}-{entry.end}; why={why} -->"
+    mark = f"<!-- memtree: archived={stamp}; from={path}:{entry.start}-{entry.end}; why={comment_value(why)} -->"
     return "\n".join([mark, *lines[entry.start - 1 : entry.end]])
+
+
+def comment_value(text: str) -> str:
+    """``text`` as a value of a metadata comment: one line, no ';' and no '-->' (they would end it).
+
+    Why: an archive's ``why=`` may be a person's reason (`memtree forget --reason`).
+    """
+    return " ".join(text.replace(";", ",").replace("-->", "→").split())
 
 
 def copy_to_archive(root: Path, path: str, blocks: list[str]) -> None:

@@ -12,10 +12,7 @@ from typing import Any
 from memtree.config import CONFIG_FILE, load_settings
 from memtree.errors import ConfigError, QueryError
 from memtree.notes import entries, store
-
-LEGACY_NOTES = {"bank/inbox.md": "inbox"}
-"""Notes directly in bank/ that belong to a bank: the inbox of roots made before it had its own
-folder (bank/inbox/inbox.md). Their files are never moved; they are counted and named here."""
+from memtree.notes.layout import LEGACY_NOTES
 
 
 @dataclass(frozen=True)
@@ -78,11 +75,6 @@ def set_enabled(root: Path, name: str, enabled: bool) -> tuple[str, ...]:
     with store.write_lock(root):
         store.rewrite(root, CONFIG_FILE, edited)
     return tuple(disabled)
-
-
-def skipped(disabled: tuple[str, ...]) -> tuple[str, ...]:
-    """Path prefixes search leaves out for the disabled banks (a legacy note directly in bank/ too)."""
-    return tuple(f"bank/{b}/" for b in disabled) + tuple(p for p, b in LEGACY_NOTES.items() if b in disabled)
 
 
 def _load(text: str, path: Path) -> dict[str, Any]:

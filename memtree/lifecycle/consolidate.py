@@ -1,7 +1,7 @@
 """`memtree consolidate`: merge near-duplicates within each note; list stale auto entries.
 
 Two entries of one note whose character bigrams (of their normalized words, spaces removed)
-have a Jaccard similarity ≥ ``JACCARD_MIN`` (0.85) are one — unless they state different facts
+have a Jaccard similarity ≥ ``consolidate.jaccard`` (0.85, memtree.yaml) are one — unless they state different facts
 (:func:`memtree.write.similarity.distinct_facts`, the guard retain's add path uses too: another number,
 negation, date or name), and no group ever holds two such entries. The longest content is kept,
 the tags are united, and the ids of the entries merged into it are recorded in its ``merged=``
@@ -14,8 +14,9 @@ Only within a note: the same fact in two notes is left in both, untouched. A not
 its longer copy in ``work/meetings.md`` would leave the deploy note without its rule; which note
 a fact belongs in is routing's call, not a merge's.
 
-Auto-extracted entries older than 90 days and rarely recalled become archive candidates
-(memtree.lifecycle.aging; `memtree decay --archive` moves them).
+Auto-extracted entries older than ``consolidate.prune_days`` (90) and recalled fewer than
+``consolidate.prune_min_recalls`` times (3) become archive candidates (memtree.lifecycle.aging;
+`memtree decay --archive` moves them).
 
 Candidate pairs come from prefix filtering — two sets with Jaccard ≥ t share one of the
 rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — so a note of thousands of entries is not compared
@@ -23,6 +24,9 @@ pair by pair. Single-flight: a second run while one holds ``.memtree/consolidate
 with a message; each run records its time, counts and error in ``.memtree/consolidate.json``.
 On a read-only root a dry run goes without the lock and the record; a real run stops with
 :class:`ReadOnlyRoot` before it writes anything.
+
+Why one module over 300 lines: planning, applying and the single-flight record are one run's steps,
+kept together so that a plan is always applied under the rules it was made with.
 """
 
 from __future__ import annotations
@@ -45,7 +49,6 @@ from memtree.lifecycle.aging import archive_block, copy_to_archive
 from memtree.notes import entries, store
 from memtree.write.similarity import distinct_facts
 
-JACCARD_MIN = 0.85
 LOCK_FILE = "consolidate.lock"
 STATE_FILE = "consolidate.json"
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
@@ -86,26 +89,29 @@ class Report:
     seconds: float
 
 
-def plan(root: Path, paths: list[str]) -> list[Merge]:
-    """The merges consolidation would make within each of the bank notes ``paths`` (never across two)."""
+def plan(root: Path, paths: list[str], threshold: float) -> list[Merge]:
+    """The merges consolidation would make within each of the bank notes ``paths`` (never across two).
+
+    ``threshold`` is the least Jaccard similarity of two entries merged (``consolidate.jaccard``).
+    """
     merges: list[Merge] = []
     for path in sorted(paths):
         try:
             note = store.read_note(root / path)
         except (OSError, UnicodeDecodeError):
             continue
-        merges += _groups([Item(path, e) for e in entries.parse_entries(note) if e.content])
+        merges += _groups([Item(path, e) for e in entries.parse_entries(note) if e.content], threshold)
     return merges
 
 
-def candidate_pairs(sets: list[frozenset[str]]) -> list[tuple[int, int, float]]:
-    """Every pair ``(j, i, jaccard)``, j < i, of ``sets`` with Jaccard ≥ JACCARD_MIN, found by prefix filtering."""
+def candidate_pairs(sets: list[frozenset[str]], threshold: float) -> list[tuple[int, int, float]]:
+    """Every pair ``(j, i, jaccard)``, j < i, of ``sets`` with Jaccard ≥ ``threshold``, found by prefix filtering."""
     freq = Counter(g for s in sets for g in s)
     prefix_index: dict[str, list[int]] = {}
     pairs: list[tuple[int, int, float]] = []
     for i, s in enumerate(sets):
         ordered = sorted(s, key=lambda g: (freq[g], g))
-        prefix = ordered[: len(s) - math.ceil(JACCARD_MIN * len(s)) + 1]
+        prefix = ordered[: len(s) - math.ceil(threshold * len(s)) + 1]
         seen: set[int] = set()
         for g in prefix:
             for j in prefix_index.get(g, ()):
@@ -113,18 +119,18 @@ def candidate_pairs(sets: list[frozenset[str]]) -> list[tuple[int, int, float]]:
                     continue
                 seen.add(j)
                 small, big = sorted((len(s), len(sets[j])))
-                if small < JACCARD_MIN * big:
+                if small < threshold * big:
                     continue  # sizes alone rule it out
                 sim = jaccard(s, sets[j])
-                if sim >= JACCARD_MIN:
+                if sim >= threshold:
                     pairs.append((j, i, sim))
             prefix_index.setdefault(g, []).append(i)
     return pairs
 
 
-def _groups(items: list[Item]) -> list[Merge]:
+def _groups(items: list[Item], threshold: float) -> list[Merge]:
     texts = [it.entry.content for it in items]
-    pairs = candidate_pairs([bigrams(t) for t in texts])
+    pairs = candidate_pairs([bigrams(t) for t in texts], threshold)
     parent = list(range(len(items)))
     members = {i: [i] for i in range(len(items))}
 
@@ -154,18 +160,18 @@ def _groups(items: list[Item]) -> list[Merge]:
         # the longest content is kept; on a tie, the first in path and line order
         keep = max(group, key=lambda m: (len(texts[m]), -m))
         drop = tuple(items[m] for m in sorted(group) if m != keep)
-        out.append(Merge(items[keep], drop, round(lowest.get(r, JACCARD_MIN), 4)))
+        out.append(Merge(items[keep], drop, round(lowest.get(r, threshold), 4)))
     return out
 
 
-def apply(root: Path, merges: list[Merge], now: float | None = None) -> int:
+def apply(root: Path, merges: list[Merge], now: float) -> int:
     """Write ``merges`` (caller holds the write lock); returns how many entries were folded in.
 
     Each merged-away entry's lines are first appended to its note's bank/_archive/ copy, then
     removed. A group whose entries changed since the plan is skipped. ReadOnlyRoot when the
     notes cannot be written.
     """
-    stamp = time.strftime("%Y-%m-%d", time.localtime(time.time() if now is None else now))
+    stamp = time.strftime("%Y-%m-%d", time.localtime(now))
     folded = 0
     snaps: dict[str, store.Snapshot] = {}
 
@@ -278,13 +284,15 @@ def single_flight(root: Path, dry_run: bool = False) -> Iterator[None]:
         os.close(fd)
 
 
-def record(root: Path, started: float, error: str | None, merged: int = 0, candidates: int = 0) -> None:
-    """Save this run's time, counts and error for `memtree status`."""
+def record(
+    root: Path, started: float, finished: float, error: str | None, merged: int = 0, candidates: int = 0
+) -> None:
+    """Save this run's times (epoch s), counts and error for `memtree status`."""
     state = last_run(root) or {}
-    state.update(started=started, finished=time.time(), merged=merged, candidates=candidates, error=error)
+    state.update(started=started, finished=finished, merged=merged, candidates=candidates, error=error)
     if error:
         state["last_error"] = error
-        state["last_error_at"] = time.time()
+        state["last_error_at"] = finished
     with contextlib.suppress(OSError):
         store.atomic_write(root / store.STATE_DIR / STATE_FILE, orjson.dumps(state), durable=False)
 

@@ -3,8 +3,11 @@
 Pure: log text in, :class:`Candidate` values out. Five rules, each with the design's confidence —
 error→fix, retry→success, config change, first use of a tool, a repeated manual chore — read
 Korean and English (NFD input is composed first). Each candidate gets a section, a type and an
-instructivity score; those below :data:`MIN_SCORE` are dropped. Writing survivors through ``add``
-is the caller's job.
+instructivity score; those below the caller's ``min_score`` (memtree.yaml ``distill.min_score``,
+30) are dropped. Writing survivors through ``add`` is the caller's job.
+
+Why one module over 300 lines: the five rules share one pass over the log and one scoring table;
+each rule is short, and apart they would repeat the log parsing.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memtree.notes.entries import strip_meta
 from memtree.text.terms import normalize, terms
 
 SECTIONS = ("COMMANDS", "DEBUGGING", "ARCHITECTURE", "WORKFLOW", "TOOLS", "PATTERNS", "PREFERENCES", "GENERAL")
@@ -29,7 +33,6 @@ REPETITIVE = 0.5
 REPEAT_MIN = 3  # a chore counts as repeated from its third occurrence
 REPEAT_STEP = 0.05  # each occurrence past the third adds this much confidence ...
 REPEAT_CAP = 0.7  # ... up to here: repetition alone never outranks a retry→success
-MIN_SCORE = 30
 
 # Rule names; the order is the priority when two candidates claim the same log line
 # (a retry story is the fuller telling of an error→fix; a fix explains a config change in it).
@@ -166,7 +169,10 @@ def parse_log(path: str, text: str) -> list[LogLine]:
     """Entries of a daily log: ``- HH:MM text`` bullets, plain bullets and paragraphs; indented lines continue one."""
     out: list[LogLine] = []
     open_entry = False  # an unindented paragraph line continues the previous one until a blank line
-    for number, raw in enumerate(unicodedata.normalize("NFC", text).splitlines(), start=1):
+    for number, line in enumerate(unicodedata.normalize("NFC", text).splitlines(), start=1):
+        raw = strip_meta(line)  # Why: `memtree ingest` logs carry each turn's metadata, which is no knowledge
+        if line.strip() and not raw.strip():
+            continue  # a metadata-only line (ingest's watermark) neither opens nor closes an entry
         if not raw.strip() or raw.lstrip().startswith("```"):
             open_entry = open_entry and bool(raw.strip())
             continue
@@ -194,8 +200,8 @@ def read_log(path: str | Path) -> list[LogLine]:
     return parse_log(str(path), Path(path).read_text(encoding="utf-8"))
 
 
-def detect(lines: Sequence[LogLine]) -> list[Candidate]:
-    """All candidates in the lines, at least MIN_SCORE, one per log line, ordered by source."""
+def detect(lines: Sequence[LogLine], min_score: int) -> list[Candidate]:
+    """All candidates in the lines scoring at least ``min_score``, one per log line, ordered by source."""
     entries = [LogLine(x.path, x.line, x.time, unicodedata.normalize("NFC", x.text)) for x in lines]
     found: list[tuple[str, float, list[int]]] = []
     for i in range(len(entries)):
@@ -221,7 +227,7 @@ def detect(lines: Sequence[LogLine]) -> list[Candidate]:
     # Why: a repeated chore spans the whole log; the single lines inside it may still teach something else.
     for g in groups:
         kept.append(("repetitive", _repeat_confidence(max(len(g), *(_stated_count(entries[i].text) for i in g))), g))
-    out = [c for c in (_candidate(entries, *hit) for hit in kept) if c.score >= MIN_SCORE]
+    out = [c for c in (_candidate(entries, *hit) for hit in kept) if c.score >= min_score]
     return sorted(out, key=lambda c: (c.source[0], RULES.index(c.rule)))
 
 
@@ -334,7 +340,7 @@ def _classify(rule: str, text: str) -> tuple[str, str]:
 
 def instructivity(confidence: float, text: str) -> int:
     """Score 0–100: the rule's confidence × how specific and actionable the text is."""
-    # Why these weights: a bare rule hit with no identifier, number or cause lands near MIN_SCORE
+    # Why these weights: a bare rule hit with no identifier, number or cause lands near min_score (30)
     # for the weaker rules, so vague lines ("또 에러 고침") fall out while concrete ones stay.
     specificity = 0.55
     specificity += 0.15 if _IDENT.search(text) else 0.0

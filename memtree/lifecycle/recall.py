@@ -10,6 +10,7 @@
 3. while the excerpts exceed ``recall.budget_tokens`` (2000, CJK-aware estimate), the weakest
    (fewest recalls × decay weight) is evicted — and named in `memtree status`, never silently.
 
+The ``recall.*`` numbers are memtree.yaml's (memtree.config.RecallSettings), passed in by the caller.
 A search hit on an excerpt reports the source's path and lines, with ``tier="recall"``.
 The file is memtree's: hand edits to it are overwritten by the next sync.
 """
@@ -17,25 +18,24 @@ The file is memtree's: hand edits to it are overwritten by the next sync.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from memtree.errors import OutsideRoot
 from memtree.lifecycle.aging import ARCHIVE_DIR, Aged, survey
-from memtree.lifecycle.usage import Usage
 from memtree.notes import entries, store
+from memtree.notes.usage import Usage
 from memtree.text import terms as text
+
+if TYPE_CHECKING:
+    from memtree.config import ConsolidateSettings, DecaySettings
 
 HOT_FILE = "recall/hot.md"
 STATE_FILE = "recall.json"
-PROMOTE_AFTER = 3
-BUDGET_TOKENS = 2000
-EXCERPT_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -61,18 +61,12 @@ class Excerpt:
         return entries.format_entry(self.text, meta)
 
 
-def source_of(meta: entries.EntryMeta) -> tuple[str, tuple[int, int]] | None:
-    """``from=bank/x.md:12-14`` → (path, (12, 14)), or None when absent or malformed."""
-    raw = meta.extra.get("from", "")
-    path, _, span = raw.rpartition(":")
-    start, _, end = span.partition("-")
-    if not path or not start.isdigit() or not end.isdigit():
-        return None
-    return path, (int(start), int(end))
-
-
 def read(
-    root: Path, recalls: Callable[[tuple[str, ...]], int] | None = None, now: float | None = None
+    root: Path,
+    now: float,
+    curve: DecaySettings,
+    stale: ConsolidateSettings,
+    recalls: Callable[[tuple[str, ...]], int] | None = None,
 ) -> list[Excerpt]:
     """The excerpts now in recall/hot.md, each with its source entry's recalls and weight now.
 
@@ -80,13 +74,14 @@ def read(
     words (``sha``) and counted under all its usage keys by :func:`memtree.lifecycle.aging.survey`. An
     excerpt whose source changed or vanished counts under its own ``key``. ``recalls`` is a usage
     lookup (``Usage.retrievals()``); without one, the counts saved in .memtree/usage.json.
+    ``curve`` and ``stale`` are the root's decay and consolidate settings, as the survey takes them.
     """
     current = _parse(root)
     if not current:
         return current
     lookup = Usage(root).retrievals() if recalls is None else recalls
     sources = {ex.path for ex in current if _is_bank_note(root, ex.path)}
-    by_content = {(a.path, a.sha): a for a in survey(root, sources, lookup, now)}
+    by_content = {(a.path, a.sha): a for a in survey(root, sources, lookup, now, curve, stale)}
     return [
         _refreshed(ex, by_content[(ex.path, ex.sha)])
         if (ex.path, ex.sha) in by_content
@@ -114,7 +109,7 @@ def _parse(root: Path) -> list[Excerpt]:
         return []
     out = []
     for e in entries.parse_entries(note):
-        src = source_of(e.meta)
+        src = entries.source_of(e.meta)
         if src is not None and e.meta.extra.get("sha"):
             out.append(Excerpt(e.content, src[0], src[1], e.meta.extra["sha"], e.meta.extra.get("key", "")))
     return out
@@ -181,15 +176,15 @@ def _refreshed(ex: Excerpt, a: Aged) -> Excerpt:
     return Excerpt(ex.text, a.path, a.lines, ex.sha, ex.key, a.recalls, a.weight)
 
 
-def write(root: Path, sync: Sync) -> None:
-    """Write recall/hot.md (caller holds the write lock) and record the sync for `status`."""
+def write(root: Path, sync: Sync, now: float) -> None:
+    """Write recall/hot.md (caller holds the write lock) and record the sync, made at ``now``, for `status`."""
     chosen = sorted([*sync.kept, *sync.promoted], key=lambda ex: (-ex.strength, ex.path, ex.lines))
     body = "\n".join(ex.render() for ex in chosen)
     new = body + "\n" if chosen else ""
     if chosen or (root / HOT_FILE).is_file():
         store.rewrite(root, HOT_FILE, lambda _old: new)
     state = {
-        "at": time.time(),
+        "at": now,
         "excerpts": len(chosen),
         "tokens": sync.tokens,
         "budget": sync.budget,
@@ -199,6 +194,28 @@ def write(root: Path, sync: Sync) -> None:
     }
     with contextlib.suppress(OSError):
         store.atomic_write(root / store.STATE_DIR / STATE_FILE, orjson.dumps(state), durable=False)
+
+
+def drop_source(root: Path, path: str, sha: str) -> bool:
+    """Remove recall/hot.md's excerpts of one bank entry whose words changed or that was forgotten.
+
+    The caller holds the write lock. Why not wait for the next sync: recall/ is searched first, and a
+    forgotten fact must not be found there meanwhile. Returns whether hot.md changed.
+    """
+    if not (root / HOT_FILE).is_file():
+        return False
+
+    def without(note: str) -> str | None:
+        gone = [
+            e
+            for e in entries.parse_entries(note)
+            if (src := entries.source_of(e.meta)) is not None and src[0] == path and e.meta.extra.get("sha") == sha
+        ]
+        for e in reversed(gone):  # bottom up, so the line numbers above stay right
+            note = entries.remove_lines(note, e.start, e.end)
+        return note if gone else None
+
+    return store.rewrite(root, HOT_FILE, without)
 
 
 def status(root: Path, budget: int) -> dict[str, Any]:

@@ -24,13 +24,15 @@ from typing import TYPE_CHECKING
 from memtree.errors import QueryError
 from memtree.lifecycle.distill import Candidate, detect, parse_log
 from memtree.notes import entries, store
+from memtree.write.verbs import add
 
 if TYPE_CHECKING:
-    from memtree.write.retain import Decision
-    from memtree.writing import Writing
+    from datetime import datetime
 
-MIN_SCORE = 30
-MAX_WRITES = 20
+    from memtree.config import DistillSettings
+    from memtree.state import RootState
+    from memtree.write.retain import Decision
+
 LLM_TIMEOUT_S = 60
 _LOG_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 KIND_OF_TYPE = {"PREFERENCE": "preference", "KNOWLEDGE": "fact", "METHOD": "fact", "TRICK": "fact", "PITFALL": "fact"}
@@ -63,15 +65,15 @@ def provenance(c: Candidate) -> str:
     return ",".join(f"{p}:{min(ns)}-{max(ns)}" for p, ns in sorted(by_path.items()))
 
 
-def log_files(mt: Writing, files: Sequence[str] | None, since: date | None) -> list[str]:
+def log_files(state: RootState, files: Sequence[str] | None, since: date | None) -> list[str]:
     """The logs to read, root-relative: the given ones, or every memory/ log (dated ≥ since)."""
     if files:
-        rel = [mt._relative(f) for f in files]
+        rel = [state.relative(f) for f in files]
         bad = [r for r in rel if not r.startswith("memory/")]
         if bad:
             raise QueryError(f"distill reads memory/ logs only; not: {', '.join(bad)}")
         return rel
-    disk, _ = store.walk(mt.root, ("memory",))
+    disk, _ = store.walk(state.root, ("memory",))
     out = []
     for f in disk:
         m = _LOG_NAME.match(Path(f.path).name)
@@ -123,44 +125,45 @@ def llm_rescore(command: str, candidates: list[Candidate]) -> tuple[list[Candida
 
 
 def run(
-    mt: Writing,
+    state: RootState,
+    now: datetime,
+    cfg: DistillSettings,
     files: Sequence[str] | None = None,
     since: date | None = None,
     dry_run: bool = False,
-    min_score: int = MIN_SCORE,
-    max_writes: int = MAX_WRITES,
-    llm_command: str | None = None,
 ) -> DistillReport:
-    """Distill logs into the bank (see the module docstring)."""
+    """Distill logs into the bank (see the module docstring) with the ``distill.*`` settings ``cfg``."""
     notices: list[str] = []
     lines = []
-    for rel in log_files(mt, files, since):
+    for rel in log_files(state, files, since):
         try:
-            body = store.read_note(mt.root / rel)
+            body = store.read_note(state.root / rel)
         except (OSError, UnicodeDecodeError) as exc:
             notices.append(f"{rel}: skipped ({exc})")
             continue
         lines += parse_log(rel, body)
-    candidates = detect(lines)  # all logs at once: a chore repeated across days is one candidate
+    candidates = detect(lines, cfg.min_score)  # all logs at once: a chore repeated across days is one candidate
     # Why no notice without a command: rules alone is the default, nothing for a user to fix.
-    if llm_command:
-        candidates, failure = llm_rescore(llm_command, candidates)
+    if cfg.llm_command:
+        candidates, failure = llm_rescore(cfg.llm_command, candidates)
         if failure:
             notices.append(failure)
-    seen = known_provenance(mt.root)
+    seen = known_provenance(state.root)
     proposals: list[Proposal] = []
     written = 0
     for c in candidates:
         origin = provenance(c)
-        if c.score < min_score:
+        if c.score < cfg.min_score:  # rescored by the LLM under the minimum
             proposals.append(Proposal(c, origin, "below-score"))
         elif origin in seen:
             proposals.append(Proposal(c, origin, "known"))
-        elif written >= max_writes:
+        elif written >= cfg.max_writes:
             proposals.append(Proposal(c, origin, "over-limit"))
         else:
-            decision = mt.add(
+            decision = add(
+                state,
                 c.text,
+                now,
                 tags=(c.section.lower(), c.type.lower()),
                 kind=KIND_OF_TYPE.get(c.type, "fact"),
                 source="auto",

@@ -43,9 +43,9 @@ class Status:
     semantic: dict[str, Any] | None = None  # the embedding layer: on or not, model, chunks with vectors
 
 
-def collect(root: Path, index: Index, settings: Settings) -> Status:
-    """Gather the status of ``root`` (reads only)."""
-    from memtree.serve.watch import heartbeat
+def collect(root: Path, index: Index, settings: Settings, now: float) -> Status:
+    """Gather the status of ``root`` as of ``now`` (epoch s; reads only)."""
+    from memtree.notes.heartbeat import heartbeat
     from memtree.write import conflicts
 
     disk, warnings = store.walk(root)
@@ -81,6 +81,6 @@ def collect(root: Path, index: Index, settings: Settings) -> Status:
         len(tree.nodes),
         tuple(warnings),
         dangling,
-        heartbeat(root),
+        heartbeat(root, now),
         len(conflicts.load(root)),
     )

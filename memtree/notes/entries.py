@@ -253,3 +253,13 @@ def find(note: str, entry_id: str, content: str) -> Entry | None:
                 return e
     norm = normalize(content)
     return next((e for e in parsed if normalize(e.content) == norm), None)
+
+
+def source_of(meta: EntryMeta) -> tuple[str, tuple[int, int]] | None:
+    """``from=bank/x.md:12-14`` → (path, (12, 14)), or None when absent or malformed."""
+    raw = meta.extra.get("from", "")
+    path, _, span = raw.rpartition(":")
+    start, _, end = span.partition("-")
+    if not path or not start.isdigit() or not end.isdigit():
+        return None
+    return path, (int(start), int(end))

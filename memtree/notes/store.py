@@ -14,6 +14,11 @@ Four promises live here, and every module that touches a tracked file keeps them
   itself, not a file in ``.memtree/``, so ``rm -rf .memtree`` while writers run cannot split them.
 - **Crash leftovers are swept.** Temp files are ``.NAME.memtree-XXXX.tmp``; each write sweeps its
   folder's stale ones under the lock, and `memtree check` sweeps the whole root.
+- **Every write is journaled.** :func:`save` and :func:`remove` report the bytes a file had and has
+  to memtree.notes.recorder, into the command's :func:`recording` (or alone), so it can be undone.
+
+Why one module over 300 lines: the five promises share the lock, the containment check and the
+snapshot compare; split apart, a caller could take one path without the others.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from memtree.errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
+from memtree.notes import recorder
 
 TIERS = ("recall", "bank", "memory")
 """Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
@@ -202,6 +209,7 @@ _held = threading.local()
 def _depth(root: Path) -> dict[str, int]:
     if not hasattr(_held, "roots"):
         _held.roots = {}
+        _held.fds = {}
     return _held.roots
 
 
@@ -210,21 +218,12 @@ def holding(root: Path) -> bool:
     return _depth(root).get(os.path.realpath(root), 0) > 0
 
 
-@contextlib.contextmanager
-def write_lock(root: Path) -> Iterator[None]:
-    """The root's write lock: every change to a tracked file (notes, tree-index.json, conflicts.json) takes it.
-
-    An flock on the root folder itself: ``.memtree/`` stays deletable at any moment, and a lock
-    cannot be lost with it. Re-entrant within a thread; other threads and processes wait.
-    """
+def _acquire(root: Path) -> None:
+    """Take (or take once more, in this thread) the root's write lock."""
     key = os.path.realpath(root)
     depth = _depth(root)
     if depth.get(key, 0):
         depth[key] += 1
-        try:
-            yield
-        finally:
-            depth[key] -= 1
         return
     try:
         fd = os.open(key, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -233,19 +232,74 @@ def write_lock(root: Path) -> Iterator[None]:
             f"cannot take the write lock on {root} ({exc.strerror or exc}); nothing was written"
         ) from None
     try:
-        try:
-            import fcntl
+        import fcntl
 
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except ImportError:  # Windows: no flock; atomic replace and the snapshot check still keep files whole
-            pass
-        depth[key] = 1
-        try:
-            yield
-        finally:
-            depth[key] = 0
-    finally:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except ImportError:  # Windows: no flock; atomic replace and the snapshot check still keep files whole
+        pass
+    except BaseException:
         os.close(fd)
+        raise
+    depth[key] = 1
+    _held.fds[key] = fd
+
+
+def _release(root: Path) -> None:
+    """Give back one hold of the root's write lock; the last one unlocks it."""
+    key = os.path.realpath(root)
+    depth = _depth(root)
+    depth[key] -= 1
+    if depth[key] <= 0:
+        depth[key] = 0
+        os.close(_held.fds.pop(key))
+
+
+@contextlib.contextmanager
+def write_lock(root: Path) -> Iterator[None]:
+    """The root's write lock: every change to a tracked file (notes, tree-index.json, conflicts.json) takes it.
+
+    An flock on the root folder itself: ``.memtree/`` stays deletable at any moment, and a lock
+    cannot be lost with it. Re-entrant within a thread (holds are counted, and need not be given
+    back in the order taken: :func:`recording` keeps one from a command's first write to its end);
+    other threads and processes wait.
+    """
+    _acquire(root)
+    try:
+        yield
+    finally:
+        _release(root)
+
+
+@contextlib.contextmanager
+def recording(
+    root: Path,
+    command: str,
+    now: datetime | None,
+    *,
+    summary: str = "",
+    undoes: tuple[str, ...] = (),
+    autocommit: bool = False,
+) -> Iterator[recorder.Recording]:
+    """Journal every tracked-file write inside as one change of ``command`` (memtree.notes.recorder).
+
+    From the first write on, the write lock is held until the change is journaled (and committed,
+    with ``autocommit``), so the journal lists changes in the order they landed; work done before
+    the first write (routing, an LLM call) does not hold it. Nested recordings join the outer one.
+    """
+    pinned: list[bool] = []
+
+    def pin() -> None:
+        _acquire(root)
+        pinned.append(True)
+
+    try:
+        with recorder.recording(
+            root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, on_first_write=pin
+        ) as rec:
+            yield rec
+    finally:
+        if pinned:
+            _release(root)
 
 
 def _within(base: str, real: str) -> bool:
@@ -352,10 +406,13 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
         if old_fd >= 0:
             before = os.fstat(old_fd)
             current = _read_fd(old_fd)
+        written = data
         if current != snap.data:
             if not (carry and current is not None and current.startswith(snap.data or b"")):
                 raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was written")
-            _write_all(fd, current[len(snap.data or b"") :])
+            carried = current[len(snap.data or b"") :]
+            _write_all(fd, carried)
+            written = data + carried
             if durable:
                 os.fsync(fd)
         os.close(fd)
@@ -389,6 +446,9 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
             raise ChangedOnDisk(f"{snap.rel} changed on disk while memtree wrote it; their version was put back")
     if durable:
         _fsync_dir(path.parent)
+    # Why what memtree wrote, not a late append carried over after it: that is another writer's
+    # change, and an undo must then find the file changed since and refuse, not drop their line
+    recorder.saved(root, path, current, written)
     return Snapshot(snap.rel, path, data)
 
 
@@ -407,10 +467,10 @@ def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> 
     except OSError as exc:
         raise refused(snap.rel, exc) from None
     try:
-        size = len(snap.data or b"")
         with open(snap.path, "rb") as f:
-            if f.read(size) != snap.data:
-                return None  # not a pure growth of what memtree read: the rename path decides
+            before = f.read()
+        if not before.startswith(snap.data or b""):
+            return None  # not a pure growth of what memtree read: the rename path decides
         try:
             _write_all(fd, tail)
             if durable:
@@ -419,7 +479,34 @@ def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> 
             raise refused(snap.rel, exc) from None
     finally:
         os.close(fd)
+    recorder.saved(root, snap.path, before, before + tail)
     return Snapshot(snap.rel, snap.path, (snap.data or b"") + tail)
+
+
+def remove(root: Path, snap: Snapshot) -> bool:
+    """Delete the file of ``snap`` — only if it still holds the bytes ``snap`` saw (else ChangedOnDisk).
+
+    Journaled like a save (an undo puts the file back). Returns whether a file was removed. Call it
+    under :func:`write_lock`.
+    """
+    inside(root, snap.path)
+    try:
+        with open(snap.path, "rb") as f:
+            current = f.read()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise refused(snap.rel, exc) from None
+    if current != snap.data:
+        raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was removed")
+    try:
+        os.unlink(snap.path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise refused(snap.rel, exc) from None
+    recorder.saved(root, snap.path, current, None)
+    return True
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memtree.notes.entries import strip_meta
-from memtree.search.pipeline import Hit, SearchResult, _fit
+from memtree.search.result import Hit, SearchResult, fit
 from memtree.text import terms as text
 
 CONTEXT_BUDGET = 2000
@@ -81,7 +81,7 @@ def _best_cut(header: str, hits: tuple[Hit, ...], budget: int) -> Context | None
     hit = hits[0]
     body = _body(hit)
     left = budget - text.estimate_tokens(header) - text.estimate_tokens(_block(hit, "", hit.lines))
-    kept = _fit(body, left)[0].rstrip()  # a cut ending on a blank line names that line for nothing
+    kept = fit(body, left)[0].rstrip()  # a cut ending on a blank line names that line for nothing
     if not kept.strip():
         kept = _clip(body.split("\n", 1)[0], left)
     if not kept.strip():

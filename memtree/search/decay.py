@@ -1,12 +1,16 @@
 """Decay, recency and scope (DESIGN §5): how much a chunk's keyword score counts today.
 
-    w = 2^(−age_days / 30);  boosted = w × (1 + 0.1 × recalls), clamped to [0, 1]
-    recalls ≥ 15 → 1.0 (permanent);  age ≤ 7 days → 1.0 (protected);  w < 0.02 → archive candidate
+    w = 2^(−age_days / half_life_days);  boosted = w × (1 + boost_factor × recalls), clamped to [0, 1]
+    recalls ≥ permanent_threshold → 1.0 (permanent);  age ≤ protect_days → 1.0 (protected)
+    w < archive_below → archive candidate (memtree.lifecycle.aging)
+
+The numbers are memtree.yaml's ``decay:`` keys (memtree.config.DecaySettings: 30 days, 0.1, 15
+recalls, 7 days, 0.02 by default), passed in as ``curve``.
 
 A chunk's age comes from its entries' metadata (``created=``), else its note's frontmatter date
 (``updated``, ``date`` or ``created``), else a date in the note's file name
 (``memory/2026-11-28.md``), else the file's modification time. Its recalls are the search hits
-counted for its entries (memtree.lifecycle.usage); `get` accesses are kept apart and do not count.
+counted for its entries (memtree.notes.usage); `get` accesses are kept apart and do not count.
 
 Scopes: ``global`` ⊃ ``project:NAME`` ⊃ ``workspace:NAME``. The current scope is a chain from the
 top, e.g. ``project:api/workspace:alice``; an entry is visible when its scope is ``global`` or in
@@ -21,29 +25,25 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memtree.errors import QueryError
 from memtree.notes import entries
+from memtree.notes.scopes import SCOPE_RE, visible
 
-HALF_LIFE_DAYS = 30.0
-PROTECT_DAYS = 7.0
-RECALL_STEP = 0.1
-PERMANENT_RECALLS = 15
-ARCHIVE_BELOW = 0.02
-"""Below this weight an entry is an archive candidate (`memtree decay`; never deleted)."""
+if TYPE_CHECKING:
+    from memtree.config import DecaySettings
+
 DAY_S = 86_400.0
 
 _FRONTMATTER_DATES = ("updated", "date", "created")
 _NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
-_SCOPE = re.compile(r"^(global|(?:project|workspace):[^\s/;,<>]+)$")
 
 
-def weight(age_days: float, recalls: int) -> float:
-    """The decay weight of an entry ``age_days`` old that search found ``recalls`` times."""
-    if recalls >= PERMANENT_RECALLS or age_days <= PROTECT_DAYS:
+def weight(age_days: float, recalls: int, curve: DecaySettings) -> float:
+    """The decay weight, on ``curve``, of an entry ``age_days`` old that search found ``recalls`` times."""
+    if recalls >= curve.permanent_threshold or age_days <= curve.protect_days:
         return 1.0
-    w = 2.0 ** (-age_days / HALF_LIFE_DAYS) * (1.0 + RECALL_STEP * recalls)
+    w = 2.0 ** (-age_days / curve.half_life_days) * (1.0 + curve.boost_factor * recalls)
     return min(1.0, max(0.0, w))
 
 
@@ -68,24 +68,6 @@ def parse_time(value: Any) -> float | None:
             return None
 
 
-def parse_scope(value: str) -> tuple[str, ...]:
-    """A current scope (``global``, ``project:api``, ``project:api/workspace:alice``) → its chain."""
-    parts = tuple(p.strip() for p in value.strip().split("/") if p.strip())
-    bad = [p for p in parts if not _SCOPE.match(p)]
-    if not parts or bad:
-        raise QueryError(
-            f"scope {value!r} is not global, project:NAME, workspace:NAME or a chain such as project:api/workspace:me"
-        )
-    return tuple(p for p in parts if p != "global")
-
-
-def check_entry_scope(value: str, what: str = "scope") -> str:
-    """An entry's own scope (one level); raises QueryError when malformed."""
-    if not _SCOPE.match(value.strip()):
-        raise QueryError(f"{what} {value!r} must be global, project:NAME or workspace:NAME")
-    return value.strip()
-
-
 @dataclass(frozen=True)
 class NoteFacts:
     """What decay and scopes need from a whole note: its fallback time and scope."""
@@ -99,7 +81,7 @@ def note_facts(path: str, lines: list[str], mtime: float) -> NoteFacts:
     """A note's fallback time and scope from its frontmatter, its file name, its mtime."""
     meta = _frontmatter_fields(lines)
     scope = meta.get("scope")
-    scope = scope.strip() if isinstance(scope, str) and _SCOPE.match(scope.strip()) else "global"
+    scope = scope.strip() if isinstance(scope, str) and SCOPE_RE.match(scope.strip()) else "global"
     for key in _FRONTMATTER_DATES:
         stamp = parse_time(meta.get(key))
         if stamp is not None:
@@ -157,17 +139,6 @@ def chunk_facts(chunk_text: str, note: NoteFacts) -> ChunkFacts:
     return ChunkFacts(newest, origin, tuple(dict.fromkeys(scopes)))
 
 
-def visible(scopes: tuple[str, ...], chain: tuple[str, ...] | None) -> bool:
-    """Whether a chunk whose entries have ``scopes`` is visible from the current scope ``chain``.
-
-    ``None`` means no current scope was given: everything is visible. A chunk is visible only
-    when every entry in it is, so text of a lower scope never leaks through a shared chunk.
-    """
-    if chain is None:
-        return True
-    return all(s == "global" or s in chain for s in scopes)
-
-
 @dataclass(frozen=True)
 class Factors:
     """The multipliers on a chunk's keyword score, and what they came from."""
@@ -196,15 +167,16 @@ def factors(
     chain: tuple[str, ...] | None,
     recency_boost: float,
     scope_boost: float,
+    curve: DecaySettings,
 ) -> Factors:
-    """Decay weight, recency boost (under PROTECT_DAYS) and scope boost (the current scope)."""
+    """Decay weight on ``curve``, recency boost (under its protect_days) and scope boost (the current scope)."""
     age = max(0.0, (now - facts.time) / DAY_S)
     if math.isnan(age):
         age = 0.0
     boost = _scope_boost(facts, chain, scope_boost)
     return Factors(
-        weight(age, recalls),
-        recency_boost if age < PROTECT_DAYS else 1.0,
+        weight(age, recalls, curve),
+        recency_boost if age < curve.protect_days else 1.0,
         boost,
         round(age, 2),
         recalls,
@@ -223,10 +195,11 @@ class Adjuster:
         note: Callable[[str], NoteFacts],
         recency_boost: float,
         scope_boost: float,
+        curve: DecaySettings,
         decay: bool = True,
     ) -> None:
         self.now, self.chain, self.recalls, self.note = now, chain, recalls, note
-        self.recency_boost, self.scope_boost, self.decay = recency_boost, scope_boost, decay
+        self.recency_boost, self.scope_boost, self.curve, self.decay = recency_boost, scope_boost, curve, decay
         boost = scope_boost if chain else 1.0
         self.max_factor = max(1.0, recency_boost if decay else 1.0) * max(1.0, boost)
         """No chunk's multipliers exceed this (decay weights are at most 1)."""
@@ -239,4 +212,6 @@ class Adjuster:
         if not self.decay:
             boost = _scope_boost(facts, self.chain, self.scope_boost)
             return Factors(1.0, 1.0, boost, 0.0, 0, "")
-        return factors(facts, self.recalls(keys), self.now, self.chain, self.recency_boost, self.scope_boost)
+        return factors(
+            facts, self.recalls(keys), self.now, self.chain, self.recency_boost, self.scope_boost, self.curve
+        )

@@ -36,7 +36,9 @@ from memtree.search.queryfile import (  # noqa: F401  (re-exported: eval's calle
 )
 
 if TYPE_CHECKING:
-    from memtree.api import MemTree
+    from datetime import datetime
+
+    from memtree.search.result import SearchResult
 
 
 @dataclass(frozen=True)
@@ -107,21 +109,6 @@ class Report:
     rejected: int = 0
     errors: int = 0
     first_error: str | None = field(default=None, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """Every figure as one JSON object (what ``memtree eval --json`` prints)."""
-        lat = self.latency
-        return {
-            "overall": self.overall.to_json(),
-            "categories": {name: m.to_json() for name, m in self.categories.items()},
-            "latency_ms": {"n": lat.n, "mean": round(lat.mean, 3), "p50": round(lat.p50, 3), "p95": round(lat.p95, 3)},
-            "k": self.k,
-            "tier": self.tier,
-            "max_span": self.max_span,
-            "rejected": self.rejected,
-            "errors": self.errors,
-            "first_error": self.first_error,
-        }
 
 
 # --- reading the query file -----------------------------------------------------------------------
@@ -219,7 +206,7 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
 
 
 def run(
-    mt: MemTree,
+    search: Callable[[str, int, str], SearchResult],
     queries: Sequence[Query],
     k: int = 10,
     tier: str = "default",
@@ -227,8 +214,11 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Outcome]:
-    """Search every query once, timed, after one warm-up search; a query memtree cannot search counts as empty."""
-    from memtree.api import TIER_CHOICES
+    """Search every query once, timed, after one warm-up search; a query memtree cannot search counts as empty.
+
+    ``search(text, k, tier)`` runs one search without the query cache.
+    """
+    from memtree.search.query import TIER_CHOICES
 
     if tier not in TIER_CHOICES:
         raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
@@ -236,7 +226,7 @@ def run(
         raise QueryError("k and the largest span must be at least 1")
     for q in queries:  # warm-up: loads the index and fills the caches a long-lived process has warm
         try:
-            mt.search(q.text, k=k, tier=tier, cache=False)
+            search(q.text, k, tier)
             break
         except QueryError:
             continue
@@ -244,7 +234,7 @@ def run(
     for i, q in enumerate(queries, 1):
         t0 = clock()
         try:
-            result = mt.search(q.text, k=k, tier=tier, cache=False)
+            result = search(q.text, k, tier)
         except QueryError as exc:  # no searchable term: the batch protocol answers it with no hits too
             outcomes.append(judge(q, (), max_span, 1000 * (clock() - t0), error=str(exc)))
         else:
@@ -264,15 +254,26 @@ def evaluate(
     tier: str = "default",
     max_span: int = MAX_SPAN,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    now: datetime,
 ) -> tuple[Report, list[Outcome]]:
-    """Open the memory root once (recall reinforcement off), read the queries, search and score them."""
-    from memtree.api import MemTree
+    """Open the memory root once (recall reinforcement off), read the queries, search and score them.
+
+    ``now`` is the moment every search is judged at (decay, recency, relative dates).
+    """
     from memtree.config import load_settings
     from memtree.notes.root import find_root
+    from memtree.search import query
+    from memtree.state import RootState
 
     where = find_root(root)
     settings = load_settings(where)
-    mt = MemTree(where, settings=replace(settings, search=replace(settings.search, reinforce=False)))
-    found = load_queries(queries, mt.tree, mt.root, spans)
-    outcomes = run(mt, found, k, tier, max_span, progress)
+    state = RootState(where, settings=replace(settings, search=replace(settings.search, reinforce=False)))
+    found = load_queries(queries, state.tree(), state.root, spans)
+
+    def search(text: str, k: int, tier: str) -> SearchResult:
+        with state.lock:
+            return query.search(state, text, now, k, tier, cache=False)
+
+    outcomes = run(search, found, k, tier, max_span, progress)
     return summarize(outcomes, k, tier, max_span), outcomes

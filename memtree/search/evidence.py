@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from memtree.text import dates
+from memtree.text import date_terms as dates
 from memtree.text import terms as text
 
 MAX_TERMS = 48

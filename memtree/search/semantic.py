@@ -14,6 +14,9 @@ Vectors are cached in .memtree/ by chunk content hash and model id (memtree.inde
 changed since `memtree index --embed` is embedded at search time, up to ``embed.max_new`` of them.
 Whatever fails — the extra not installed, the model missing or broken — search goes on
 keyword-only and says so once (a warning in the result, so `--json` carries it too).
+
+Why one module over 300 lines: the layer's vectors, their alignment to the index's chunks and the
+fusion of one query's cosines are one cache's life cycle.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ if TYPE_CHECKING:
     import numpy as np
 
     from memtree.config import EmbedSettings
-    from memtree.index.bm25 import Segment
-    from memtree.index.chunk_index import Index
+    from memtree.index.protocol import ChunkRef, Engine
+
+    Searched = tuple[frozenset[str], tuple[str, ...]]
+    """The chunks a search covers: its tiers, and the path prefixes it skips (disabled banks)."""
 
 RRF_K = 60
 UNCALIBRATED = 1.01
@@ -69,8 +74,8 @@ class SemanticScores:
 
     def __init__(
         self,
-        rows: dict[tuple[int, int], int],
-        docs: list[tuple[int, int]],
+        rows: dict[ChunkRef, int],
+        docs: list[ChunkRef],
         cos: np.ndarray,
         allowed: np.ndarray,
         keyword_weight: float,
@@ -86,13 +91,13 @@ class SemanticScores:
         self.best = float(searched.max())
         self.low = float(searched.min())
         self.kw, self.sw, self.fusion, self.threshold = keyword_weight, semantic_weight, fusion, threshold
-        self._norm: dict[tuple[int, int], float] = {}
 
-    def cos(self, si: int, d: int) -> float | None:
-        row = self._rows.get((si, d))
+    def cos(self, ref: ChunkRef) -> float | None:
+        """The chunk's cosine similarity to the query (None: it has no vector)."""
+        row = self._rows.get(ref)
         return None if row is None else float(self._cos[row])
 
-    def top(self, n: int) -> list[tuple[int, int]]:
+    def top(self, n: int) -> list[ChunkRef]:
         """The ``n`` searched chunks most similar to the query."""
         import numpy as np
 
@@ -110,18 +115,18 @@ class SemanticScores:
         span = self.best - self.low
         return max(0.0, (cos - self.low) / span) if span > 0 else 1.0
 
-    def fuse(self, candidates: Sequence[Any]) -> dict[tuple[int, int], float]:
-        """(segment, chunk) → blended score, for the candidates (memtree.search.pipeline._Candidate)."""
+    def fuse(self, candidates: Sequence[Any]) -> dict[ChunkRef, float]:
+        """Chunk → blended score, for the candidates (memtree.search.pipeline._Candidate)."""
         if self.fusion == "rrf":
             by_kw = sorted(candidates, key=lambda c: -c.keyword)
             by_sem = sorted(candidates, key=lambda c: -(c.cos if c.cos is not None else -2.0))
-            rank_kw = {(c.si, c.d): r for r, c in enumerate(by_kw, 1)}
-            rank_sem = {(c.si, c.d): r for r, c in enumerate(by_sem, 1)}
+            rank_kw = {c.ref: r for r, c in enumerate(by_kw, 1)}
+            rank_sem = {c.ref: r for r, c in enumerate(by_sem, 1)}
             scale = (RRF_K + 1) / 2
             return {
                 key: round(scale * (1 / (RRF_K + rank_kw[key]) + 1 / (RRF_K + rank_sem[key])), 6) for key in rank_kw
             }
-        return {(c.si, c.d): self.kw * c.keyword + self.sw * self.normalized(c.cos) for c in candidates}
+        return {c.ref: self.kw * c.keyword + self.sw * self.normalized(c.cos) for c in candidates}
 
     def confident(self, returned: Sequence[Any]) -> bool:
         """Whether a returned chunk is close enough in meaning to answer without keyword evidence."""
@@ -137,11 +142,11 @@ class SemanticScores:
 @dataclass
 class _Aligned:
     version: int
-    rows: dict[tuple[int, int], int]
+    rows: dict[ChunkRef, int]
     matrix: np.ndarray  # (chunks, dim), L2-normalized rows; zeros where a chunk has no vector
     missing: int
-    docs: list[tuple[int, int]] = field(default_factory=list)  # (segment, chunk) per row
-    masks: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)  # searched rows, per tier filter
+    docs: list[ChunkRef] = field(default_factory=list)  # the chunk of each row
+    masks: dict[object, np.ndarray] = field(default_factory=dict)  # the rows searched, per tier filter
 
 
 class Layer:
@@ -184,12 +189,13 @@ class Layer:
 
     def scores(
         self,
-        index: Index,
+        index: Engine,
         query: str,
-        allowed_files: Callable[[Segment], set[int]],
+        searched: Searched,
         read_lines: Callable[[str], list[str]],
     ) -> SemanticScores | None:
-        """The query's similarity to every chunk, or None when the layer is off or fails."""
+        """The query's similarity to every chunk searched (``searched``: tiers and skipped path
+        prefixes), or None when the layer is off or fails."""
         embedder = self.embedder()
         if embedder is None:
             return None
@@ -201,16 +207,12 @@ class Layer:
             # Why einsum, not @: a BLAS product wakes OpenBLAS's spinning threads, which then fight ONNX
             # Runtime's for the cores: the next query embedding ran 2.5× slower (22 ms vs 8.6 on 2 cores)
             cos = np.einsum("ij,kj->ik", aligned.matrix, queries).max(axis=1)  # each chunk's best question
-            segments = [seg for _, seg in index.segment_list()]
-            ok = [allowed_files(seg) for seg in segments]
-            key = tuple(id(files) for files in ok)  # Segment.files_in hands back one cached set per filter
-            allowed = aligned.masks.get(key)
+            allowed = aligned.masks.get(searched)
             if allowed is None:
                 allowed = np.zeros(len(aligned.rows), dtype=bool)
-                for (si, d), row in aligned.rows.items():
-                    if segments[si].doc_file[d] in ok[si]:
-                        allowed[row] = True
-                aligned.masks[key] = allowed
+                rows = aligned.rows
+                allowed[[rows[ref] for ref, _ in index.chunks(*searched) if ref in rows]] = True
+                aligned.masks[searched] = allowed
         except Exception as exc:  # a failing layer never stops a search
             self._fail(f"{type(exc).__name__}: {exc}")
             return None
@@ -225,7 +227,7 @@ class Layer:
 
     def align(
         self,
-        index: Index,
+        index: Engine,
         read_lines: Callable[[str], list[str]],
         embed_all: bool = False,
         progress: Callable[[int, int], None] | None = None,
@@ -255,19 +257,16 @@ class Layer:
         return self._aligned
 
 
-def _chunk_texts(index: Index, read_lines: Callable[[str], list[str]]) -> tuple[dict[tuple[int, int], int], list[str]]:
-    """Every live chunk's passage text, in index order, and its row: (segment, chunk) → row."""
-    rows: dict[tuple[int, int], int] = {}
+def _chunk_texts(index: Engine, read_lines: Callable[[str], list[str]]) -> tuple[dict[ChunkRef, int], list[str]]:
+    """Every live chunk's passage text, in index order, and its row: chunk → row."""
+    rows: dict[ChunkRef, int] = {}
     texts: list[str] = []
-    for si, (_, seg) in enumerate(index.segment_list()):
-        for fi, path in enumerate(seg.files):
-            docs = range(seg.file_start[fi], seg.file_start[fi + 1])
-            if fi in seg.dead_files or not docs:
-                continue
-            lines = read_lines(path)
-            for d in docs:
-                rows[(si, d)] = len(texts)
-                texts.append(_passage(lines, seg.doc_start[d], seg.doc_end[d]))
+    path, lines = None, []
+    for ref, where in index.chunks():
+        if where.path != path:  # chunks come note by note: each note is read once
+            path, lines = where.path, read_lines(where.path)
+        rows[ref] = len(texts)
+        texts.append(_passage(lines, where.start, where.end))
     return rows, texts
 
 
@@ -282,7 +281,7 @@ def _passage(lines: list[str], start: int, end: int) -> str:
     return strip_meta("\n".join(lines[start - 1 : end])).strip()
 
 
-def coverage(root: Path, index: Index, layer: Layer) -> dict[str, Any]:
+def coverage(root: Path, index: Engine, layer: Layer) -> dict[str, Any]:
     """How many of the index's chunks have vectors for the configured model (for `status`)."""
     started = time.perf_counter()
     out: dict[str, Any] = {"enabled": layer.settings.enabled, "active": False}

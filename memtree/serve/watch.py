@@ -31,6 +31,7 @@ import orjson
 
 from memtree.notes import store
 from memtree.notes import tree as treemod
+from memtree.notes.heartbeat import HEARTBEAT_FILE, HEARTBEAT_S
 
 if TYPE_CHECKING:
     from memtree.api import MemTree
@@ -41,9 +42,11 @@ MAX_DELAY_S = 0.6
 """Act at the latest this long after the first event of a burst, so edits show within a second."""
 TICK_S = 0.05
 """How often the loop looks for due work and for a stop request."""
-HEARTBEAT_S = 5.0
-HEARTBEAT_FILE = "watch.json"
-STALE_AFTER_S = 3 * HEARTBEAT_S
+
+
+READ_EVENTS = frozenset({"opened", "closed_no_write"})
+"""watchdog's events for a file only read; why ignored: every search reads the notes of its hits, and each
+read was taken for an edit — a refresh (the stat of every note: ~35 ms at 100k chunks) per search."""
 
 
 def relevant(root: Path, path: str) -> bool:
@@ -62,30 +65,6 @@ def relevant(root: Path, path: str) -> bool:
     return parts[0] in store.TIERS and (
         len(parts) == 1 or "." not in parts[-1] or parts[-1].endswith(store.NOTE_SUFFIXES)
     )
-
-
-def heartbeat(root: Path) -> dict[str, Any] | None:
-    """The watcher's last heartbeat, with ``alive`` set, or None if no watcher ever ran here."""
-    try:
-        beat = orjson.loads((root / store.STATE_DIR / HEARTBEAT_FILE).read_bytes())
-    except (OSError, ValueError):
-        return None
-    age = time.time() - float(beat.get("time", 0))
-    beat["age_s"] = round(age, 1)
-    beat["alive"] = bool(beat.get("running")) and age < STALE_AFTER_S and _pid_alive(int(beat.get("pid", 0)))
-    return beat
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Watcher:
@@ -107,7 +86,9 @@ class Watcher:
 
     # watchdog calls this from its thread
     def dispatch(self, event: Any) -> None:
-        """Collect a file event (moves count for both ends)."""
+        """Collect a file event (moves count for both ends); a file only read is no event."""
+        if getattr(event, "event_type", "") in READ_EVENTS:
+            return
         paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
         hits = [str(p) for p in paths if p and relevant(self.root, str(p))]
         if not hits:
@@ -196,7 +177,7 @@ class Watcher:
             for warning in report.warnings:
                 self.log(f"warning: {warning}")
             # a search may have refreshed first, so the tree itself is asked which nodes lost their note
-            if report.removed or report.added or treemod.dangling(self.mt._parsed_tree(), self.mt.root):
+            if report.removed or report.added or treemod.dangling(self.mt.state.parsed_tree(), self.mt.root):
                 # a note deleted or renamed in an editor: its node goes (and a renamed one's comes)
                 synced = self.mt.index()
                 for node in synced.nodes_added:

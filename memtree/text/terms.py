@@ -1,4 +1,4 @@
-"""Normalization, tokenization and Korean-aware term matching.
+"""Normalization and Korean-aware tokenization: text into index terms.
 
 Every piece of text memtree compares — chunk bodies, queries, tree keywords — goes through
 :func:`terms`, which yields *index terms*:
@@ -11,46 +11,21 @@ Every piece of text memtree compares — chunk bodies, queries, tree keywords �
   ``회의`` stays ``회의`` and never collapses onto ``회``;
 * an English word loses plural, ``-ing`` and ``-ed`` inflections (``paintings`` → ``paint``).
 
-Matching between a query term and an index term is one rule, :func:`match`, and everything that
-matches takes it from here: BM25 segments and keyword routing through :class:`SortedTerms`
-(lookups in a sorted vocabulary), snippets and dedup through :func:`relation`:
-
-* equal terms → ``EXACT`` (weight 1.0);
-* for Hangul and Han, one term a prefix of the other with the shorter at least ``MIN_STEM``
-  syllables long → ``PREFIX`` (``가치관`` ~ ``가치관이``; ``search.partial_match``, 0.7); a
-  single-syllable query word matches itself and itself plus a particle (``집`` ~ ``집에``);
-* a Hangul query word of at least ``INFIX_MIN`` syllables inside a longer Hangul term → ``INFIX``
-  (``데이터베이스`` in ``분산데이터베이스``, ``배포`` in ``무중단배포``; ``search.infix_match``); a
-  word shorter than ``INFIX_ANYWHERE`` syllables only as the compound's last part (Korean
-  compounds end in their head noun), so that ``회의`` does not match ``국회의원``;
-* Latin words match only exactly (their stemming already folds inflections).
-
-Single-syllable words are never dropped, and never match inside another word.
+How a query term matches an index term (exactly, by prefix, inside a compound) is the one rule
+of :mod:`memtree.text.match`; the stems made here never fall below its ``MIN_STEM``.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
-from enum import IntEnum
+from collections.abc import Iterator
 from operator import itemgetter
+
+from memtree.text.match import MIN_STEM, is_cjk, is_hangul
 
 TOKENIZER_VERSION = 2
 """Bump when terms() changes: persisted indexes and caches made by another version are rebuilt."""
-MIN_STEM = 2
-"""Shortest stem (in syllables) that may match by prefix; why: ``회`` must not match ``회의``."""
-INFIX_MIN = 2
-"""Shortest Hangul query word (in syllables) that matches inside a compound; why: ``회`` is in
-far too many words to mean anything there, while ``배포`` in ``무중단배포`` is the compound's head."""
-INFIX_ANYWHERE = 3
-"""Shortest Hangul query word that matches anywhere inside a compound; a shorter one (two
-syllables) only at its end. Why: ``회의`` sits in ``국회의원`` and ``사회의식`` by accident, but a
-two-syllable head noun ends its compound (``무중단배포``, ``분산서버``). On the KorQuAD dev set,
-two-syllable words matched anywhere left fewer unanswerable questions empty (0.641 against 0.649)
-for no hit gained; three syllables and up only gained half as much hit@1."""
-
 _HANGUL = "\uac00-\ud7a3\u3130-\u318f"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
 _WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|[^\W\d_{_HANGUL}{_HAN}]+(?:['’][^\W\d_{_HANGUL}{_HAN}]+)?|\d+(?:[.,]\d+)*")
@@ -82,9 +57,6 @@ ENDINGS = frozenset(
     되었습니다 시키다 시킨 시켰다 시키는 시켜 적 적인 적으로 적이다 적이 스럽다 스러운 스럽게 받은
     받았다 받는 당한 당했다""".split()
 )
-# Particles that may follow a single-syllable word (집에, 물을). 의/도/과 are left out on purpose:
-# 회의, 정도, 결과 are words, not 회+의, 정+도, 결+과.
-ONE_SYLLABLE_PARTICLES = ("이", "가", "을", "를", "은", "는", "에", "에서", "으로", "로", "만")
 _SUFFIX_MAX = max(len(s) for s in PARTICLES | ENDINGS)
 
 # Why: these carry no topic, appear in most questions and would otherwise count as
@@ -105,9 +77,6 @@ STOPWORDS = frozenset(
     그래서 인가 인지 일까""".split()
 )
 
-EXACT = 1.0
-PARTIAL = 0.7
-
 # The scripts counted at 1.5 characters per token: Hangul (with Jamo) and Han/Kana.
 # Why: a single U+1100..U+D7A3 range also swallowed punctuation, arrows and Latin Extended (—, →, ệ).
 _CJK_CHAR = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -116,17 +85,6 @@ _CJK_CHAR = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3\u3040-\u30ff\u
 def normalize(text: str) -> str:
     """NFC + casefold: the one form every comparison uses."""
     return unicodedata.normalize("NFC", text).casefold()
-
-
-def is_hangul(term: str) -> bool:
-    """True when the term starts with a Hangul syllable."""
-    return "\uac00" <= term[:1] <= "\ud7a3"
-
-
-def is_cjk(term: str) -> bool:
-    """True for Hangul or Han/Kana terms: the scripts matched by prefix."""
-    c = term[:1]
-    return "\uac00" <= c <= "\ud7a3" or "\u3400" <= c <= "\u9fff" or "\u3040" <= c <= "\u30ff"
 
 
 _korean_cache: dict[str, str] = {}
@@ -258,132 +216,6 @@ def _term(tok: str) -> str:
 def query_terms(text: str) -> list[str]:
     """Distinct terms of a query, in first-seen order."""
     return list(dict.fromkeys(terms(text)))
-
-
-class Match(IntEnum):
-    """How an index term relates to a query term, weakest first (the one matching rule)."""
-
-    NONE = 0
-    INFIX = 1  # the query word inside a longer Hangul compound: 배포 in 무중단배포
-    PREFIX = 2  # one a prefix of the other: 가치관 ~ 가치관이, 집 ~ 집에
-    EXACT = 3
-
-
-def match(query_term: str, term: str) -> Match:
-    """How ``term`` (an index term) relates to ``query_term``: see the module docstring."""
-    if query_term == term:
-        return Match.EXACT
-    if not (is_cjk(query_term) and is_cjk(term)):
-        return Match.NONE
-    if len(query_term) > len(term):  # the index term is a prefix (a stem) of the query word
-        return Match.PREFIX if len(term) >= MIN_STEM and query_term.startswith(term) else Match.NONE
-    if term.startswith(query_term):
-        if len(query_term) >= MIN_STEM or term[len(query_term) :] in ONE_SYLLABLE_PARTICLES:
-            return Match.PREFIX
-        return Match.NONE
-    if len(query_term) < INFIX_MIN or not (is_hangul(query_term) and is_hangul(term)):
-        return Match.NONE
-    if term.endswith(query_term) or (len(query_term) >= INFIX_ANYWHERE and query_term in term):
-        return Match.INFIX
-    return Match.NONE
-
-
-def weight(kind: Match, partial: float = PARTIAL, infix: float = 0.0) -> float:
-    """The strength a match of this kind counts for: 1.0, ``partial`` (prefix), ``infix`` or 0.
-
-    Why infix defaults to 0 here: callers that compare two words rather than search (dedup in
-    :mod:`memtree.write.similarity`) must not call ``배포`` and ``무중단배포`` the same word; search
-    passes ``search.infix_match``.
-    """
-    if kind is Match.EXACT:
-        return EXACT
-    if kind is Match.PREFIX:
-        return partial
-    if kind is Match.INFIX:
-        return infix
-    return 0.0
-
-
-def relation(query_term: str, term: str, partial: float = PARTIAL, infix: float = 0.0) -> float:
-    """Match strength of an index term for a query term: :func:`match`'s kind, weighted."""
-    return weight(match(query_term, term), partial, infix)
-
-
-_TOP = "\U0010ffff"
-
-
-class SortedTerms:
-    """:func:`match` over a sorted list of terms (repeats allowed), without scanning it.
-
-    Exact and prefix matches are contiguous ranges found by bisection. Infix matches come from
-    a syllable-bigram index over the Hangul terms, built on the first infix lookup: a query word's
-    rarest bigram names the few terms to check, so a lookup never walks the whole vocabulary.
-    """
-
-    def __init__(self, terms: Sequence[str]) -> None:
-        self.terms = terms
-        self._bigrams: dict[str, list[int]] | None = None
-
-    def related(self, q: str, infix: bool = True) -> list[tuple[int, int, Match]]:
-        """Index ranges ``(lo, hi, kind)`` of every term that :func:`match` relates to ``q``.
-
-        Ranges never overlap; with ``infix=False`` infix matches are left out (weight 0).
-        """
-        terms = self.terms
-        lo = bisect.bisect_left(terms, q)
-        hi = bisect.bisect_right(terms, q, lo)
-        out: list[tuple[int, int, Match]] = [(lo, hi, Match.EXACT)] if hi > lo else []
-        if not is_cjk(q):
-            return out
-        if len(q) >= MIN_STEM:
-            end = bisect.bisect_left(terms, q + _TOP, hi)
-            if end > hi:
-                out.append((hi, end, Match.PREFIX))
-            for size in range(MIN_STEM, len(q)):
-                out += self._exact(q[:size], Match.PREFIX)
-        else:
-            for particle in ONE_SYLLABLE_PARTICLES:
-                out += self._exact(q + particle, Match.PREFIX)
-        if infix and len(q) >= INFIX_MIN and is_hangul(q):
-            out += self._infixes(q)
-        return out
-
-    def _exact(self, t: str, kind: Match) -> list[tuple[int, int, Match]]:
-        terms = self.terms
-        lo = bisect.bisect_left(terms, t)
-        hi = bisect.bisect_right(terms, t, lo)
-        return [(lo, hi, kind)] if hi > lo else []
-
-    def _infixes(self, q: str) -> list[tuple[int, int, Match]]:
-        index = self._bigrams if self._bigrams is not None else self._build()
-        candidates = min((index.get(q[i : i + 2], ()) for i in range(len(q) - 1)), key=len)
-        terms = self.terms
-        out = []
-        for i in candidates:
-            t = terms[i]
-            if match(q, t) is Match.INFIX:
-                out.append((i, bisect.bisect_right(terms, t, i), Match.INFIX))
-        return out
-
-    def _build(self) -> dict[str, list[int]]:
-        """Syllable bigram → first index of each Hangul term holding it past its first syllable."""
-        terms = self.terms
-        index: dict[str, list[int]] = {}
-        lo, hi = bisect.bisect_left(terms, "\uac00"), bisect.bisect_left(terms, "\ud7a4")
-        previous = ""
-        for i in range(lo, hi):
-            t = terms[i]
-            if len(t) <= INFIX_MIN or t == previous:
-                continue
-            previous = t
-            for b in {t[j : j + 2] for j in range(1, len(t) - 1)}:
-                bucket = index.get(b)
-                if bucket is None:
-                    index[b] = [i]
-                else:
-                    bucket.append(i)
-        self._bigrams = index
-        return index
 
 
 def estimate_tokens(text: str) -> int:

@@ -8,6 +8,7 @@ distinctive terms (TF × IDF against the whole index) — but none that holds a 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import unicodedata
@@ -16,26 +17,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from memtree.index.bm25 import Segment
+from memtree.index.chunk_index import KEYWORD_MIN_TF, Parsed
+from memtree.index.segment import Segment
 from memtree.notes import chunks as chunking
 from memtree.notes import store
-from memtree.notes.chunks import Document
 from memtree.notes.entries import strip_meta
 from memtree.notes.tree import Node, Tree, validate
 from memtree.text import terms as text
 
 AUTO_KEYWORDS = 8
 """Distinctive terms added as keywords of a new node (besides frontmatter and headings)."""
-KEYWORD_MIN_TF = 2
 """A word must occur at least this often in a note to be one of its topics; why: a word seen once
 routes queries to a note that is not about it (measured: synth hit@5 0.684 → see README)."""
 HEADING_KEYWORD_MAX_CHARS = 40
 BANK = "bank"
-
-Parsed = tuple[Document, Mapping[str, int], Mapping[str, str] | None]
-"""A note as the index has just read it: the document, the counts of its terms (at least of those
-seen ``KEYWORD_MIN_TF`` times) and the first word that yields each of those terms (None: find them
-in the chunks' text)."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +147,8 @@ def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, parsed: Parsed
             out.append(h)
 
     taken = {t for kw in out for t in text.terms(kw)}
+    if MARKER_TERM in tf:  # Why: `[REDACTED:github-token]` is the sanitizer's marker, not what the note is about
+        taken |= marker_terms()
     log_n = math.log(n_docs + 1)
     # TF × IDF, best first, ties by the term itself so the choice is deterministic
     scored = (
@@ -164,6 +161,19 @@ def suggest_keywords(path: Path, df: dict[str, int], n_docs: int, parsed: Parsed
         surfaces = text.first_surfaces(strip_meta("\n".join(c.text for c in doc.chunks)), set(ranked))
     out += [surfaces.get(t, t) for t in ranked]
     return _without_secrets(list(dict.fromkeys(out)))
+
+
+MARKER_TERM = text.terms("REDACTED")[0]
+"""The index term of the word every sanitizer marker holds."""
+
+
+@functools.cache
+def marker_terms() -> frozenset[str]:
+    """The words of every ``[REDACTED:kind]`` marker: never a note's keyword where its note holds a marker."""
+    from memtree.write.sanitize import BUILTIN_RULES, CUSTOM_KIND
+
+    kinds = {r.kind for r in BUILTIN_RULES} | {CUSTOM_KIND}
+    return frozenset({MARKER_TERM, *(t for kind in kinds for t in text.terms(kind))})
 
 
 def _without_secrets(keywords: list[str]) -> list[str]:

@@ -10,11 +10,16 @@ concurrent agents' changes merge cleanly in git.
 `memtree conflicts --scan` looks through whole banks for pairs stated two ways (different
 numbers, or one negated), comparing each sentence of a hand-written paragraph on its own, and
 names the newer by ``created=``: an entry without one is undated, never newer than a dated one.
+
+Why one module over 300 lines: conflicts.json's format, creating (the one place a conflict is made,
+:func:`open_conflict`), resolving and scanning are one file's life.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,12 +87,46 @@ def dumps(conflicts: list[OpenConflict]) -> bytes:
 
 
 def save(root: Path, conflicts: list[OpenConflict]) -> None:
-    """Write the conflicts file (removed when nothing is open)."""
-    path = root / CONFLICTS_FILE
+    """Write the conflicts file (removed when nothing is open; the caller holds the write lock)."""
     if conflicts:
         store.rewrite(root, CONFLICTS_FILE, lambda _old: dumps(conflicts).decode())
-    elif path.exists():
-        path.unlink()
+        return
+    snap = store.read(root, CONFLICTS_FILE)
+    if snap.exists:
+        store.remove(root, snap)  # journaled: an undo brings it back
+
+
+def new_id(now: datetime) -> str:
+    """A conflict id: the day it was found and 6 random hex digits (``c-20261201-3fa9c2``), unique across writers."""
+    return f"c-{now:%Y%m%d}-{secrets.token_hex(3)}"
+
+
+def open_conflict(root: Path, new: Side, old: Side, similarity: float, now: datetime) -> str:
+    """Record an open conflict in conflicts.json (the caller holds the write lock); returns its id.
+
+    The one place a conflict is created: `add` (memtree.write.retain) and `conflicts --scan --record`.
+    """
+    return _append(root, [(new, old, similarity)], now)[0]
+
+
+def record_scanned(root: Path, found: list[Contradiction], now: datetime) -> list[str]:
+    """Record each contradiction not yet open (either way round) as an open conflict; returns the new ids."""
+    with store.write_lock(root):
+        known = {(c.new.text, c.old.text) for c in load(root)}
+        known |= {(old, new) for new, old in known}
+        fresh = [(c.newer, c.older, c.similarity) for c in found if (c.newer.text, c.older.text) not in known]
+        return _append(root, fresh, now) if fresh else []
+
+
+def _append(root: Path, pairs: list[tuple[Side, Side, float]], now: datetime) -> list[str]:
+    open_ = load(root)
+    ids = []
+    for new, old, similarity in pairs:
+        cid = new_id(now)
+        open_.append(OpenConflict(cid, now.isoformat(timespec="seconds"), round(similarity, 4), new, old))
+        ids.append(cid)
+    save(root, open_)
+    return ids
 
 
 KEEP = ("new", "old", "both")

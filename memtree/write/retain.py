@@ -9,6 +9,9 @@ each other's entries. The result is one of four frozen decisions, consumed with 
     Duplicate  it is already there, word for word after normalization: nothing written
     Conflict   it is close to an existing entry but differs (≥ retain.conflict_threshold): both
                kept, the pair recorded in conflicts.json
+
+Why one module over 300 lines: the pipeline is one decision taken under one lock on a note re-read
+under it; split, that rule would have to be kept in several places.
 """
 
 from __future__ import annotations
@@ -144,7 +147,7 @@ def check_request(req: Request, settings: Settings) -> None:
     for tag in req.tags:
         if not tag or any(c in tag for c in " ;,=\n<>"):
             raise QueryError(f"tag {tag!r} must be one word without spaces, ';', ',', '=', '<' or '>'")
-    from memtree.search.decay import check_entry_scope
+    from memtree.notes.scopes import check_entry_scope
 
     check_entry_scope(req.scope, "--scope")
     if req.tag is not None and _table_key(req.tag, settings) is None:
@@ -316,15 +319,6 @@ def sanitizer_for(settings: Settings) -> Sanitizer:
     return Sanitizer(settings.custom_patterns)
 
 
-def record_conflict(root: Path, new: conflict_store.Side, old: conflict_store.Side, score: float, now: datetime) -> str:
-    """Append an open conflict to conflicts.json (caller holds the write lock); returns its id."""
-    open_ = conflict_store.load(root)
-    cid = f"c-{now:%Y%m%d}-{secrets.token_hex(3)}"
-    open_.append(conflict_store.OpenConflict(cid, now.isoformat(timespec="seconds"), round(score, 4), new, old))
-    conflict_store.save(root, open_)
-    return cid
-
-
 def retain(
     root: Path, req: Request, tree: Tree, routes: dict[str, float], settings: Settings, now: datetime, dry_run: bool
 ) -> Decision:
@@ -417,7 +411,7 @@ def _retain_once(
     if isinstance(decision, Conflict) and match is not None:
         new_side = conflict_store.Side(target.path, entry_id, content)
         old_side = conflict_store.Side(target.path, match.meta.id, match.content)
-        decision = replace(decision, conflict_id=record_conflict(root, new_side, old_side, score, now))
+        decision = replace(decision, conflict_id=conflict_store.open_conflict(root, new_side, old_side, score, now))
     return decision
 
 

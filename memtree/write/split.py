@@ -9,11 +9,15 @@ which a later split extends. When that index alone would be over the limit (a 10
 makes hundreds of parts), the links go into index notes beside the parts (``stem/index-1.md``, …,
 grouped again while they still do not fit) and the parent links to those: every file written is
 under the limit. No byte of content is lost: ``join_parts`` gives it back.
+
+Why one module over 300 lines: the plan and ``join_parts`` are inverses over the same block scan,
+kept side by side so that the round trip (a hypothesis test) stays true.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import itertools
 import math
@@ -26,12 +30,13 @@ from pathlib import Path, PurePosixPath
 
 from memtree.config import SPLIT_MAX_BYTES
 from memtree.errors import MemtreeError
+from memtree.index.chunk_index import KEYWORD_MIN_TF
 from memtree.notes import store
 from memtree.notes.chunks import _blocks, _heading_level, _indent, split_frontmatter
 from memtree.notes.entries import SPLIT_MARKER, strip_meta
 from memtree.notes.tree import TREE_FILE, Node, Tree, check_path, validate
 from memtree.text.terms import first_surfaces, normalize, terms
-from memtree.write.catalog import BANK, HEADING_KEYWORD_MAX_CHARS, KEYWORD_MIN_TF, node_id_for
+from memtree.write.catalog import BANK, HEADING_KEYWORD_MAX_CHARS, node_id_for
 
 MARKER = SPLIT_MARKER
 """First line of a split parent's index; an HTML comment, so renderers and the indexer skip it."""
@@ -408,18 +413,18 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
         ids = [k.id for k in kids]
         parent = replace(node, children=tuple(sorted({*node.children, *ids})))
         new_tree = validate([parent if n.id == node.id else n for n in tree.nodes] + kids)
-    written: list[Path] = []
+    written: list[store.Snapshot] = []
     try:
         for c, p in zip(plan.files, paths):
             child = store.read(root, p)
             if not child.exists:  # an identical file is left as it is (a split interrupted earlier)
-                store.save(root, child, c.text.encode())
-                written.append(child.path)
+                written.append(store.save(root, child, c.text.encode()))
         # appended lines (a person typing at the end) stay at the parent's end; any other change
         # since the read undoes the children and raises ChangedOnDisk for the caller to retry
         store.save(root, snap, plan.parent_text.encode())
     except MemtreeError:
         for done in written:  # Why: the parent still holds everything; a child left behind would repeat it
-            done.unlink(missing_ok=True)
+            with contextlib.suppress(MemtreeError):
+                store.remove(root, done)  # journaled, so the change nets out to nothing
         raise
     return SplitResult(new_tree, rel_path, tuple(paths), tuple(ids), tuple(warnings))

@@ -73,16 +73,15 @@ class Usage:
         self._saved: dict[str, list[float]] = {}
         self._saved_stamp: tuple[int, int] | None = None
 
-    def retrieved(self, keys: list[str], now: float | None = None) -> None:
-        """Count a search hit for each key."""
+    def retrieved(self, keys: list[str], now: float) -> None:
+        """Count a search hit for each key at ``now`` (epoch s)."""
         self._bump(keys, _RETRIEVALS, _LAST_RETRIEVED, now)
 
-    def accessed(self, keys: list[str], now: float | None = None) -> None:
-        """Count an explicit read (`get`) for each key."""
+    def accessed(self, keys: list[str], now: float) -> None:
+        """Count an explicit read (`get`) for each key at ``now`` (epoch s)."""
         self._bump(keys, _ACCESSES, _LAST_ACCESSED, now)
 
-    def _bump(self, keys: list[str], count: int, last: int, now: float | None) -> None:
-        stamp = time.time() if now is None else now
+    def _bump(self, keys: list[str], count: int, last: int, stamp: float) -> None:
         with self._lock:
             for key in keys:
                 row = self._pending.setdefault(key, [0, 0.0, 0, 0.0])

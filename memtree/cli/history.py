@@ -1,0 +1,128 @@
+"""Changing and undoing: `update`, `forget`, `history`, `undo` (on memtree.cli.common's app)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memtree import schema
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _open, _warn, app
+from memtree.cli.render import printable
+from memtree.cli.write import _read_text
+
+EntryArgument = Annotated[
+    str,
+    typer.Argument(
+        help="The entry: its id (e-…, as a search hit's ids) or PATH:LINE, any line of it.", show_default=False
+    ),
+]
+
+
+@app.command()
+@_errors
+def update(
+    entry: EntryArgument,
+    text: Annotated[str | None, typer.Argument(help="The entry's new words; '-' reads stdin.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the new words from this file.")] = None,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Replace one entry's words: sanitized, checked for duplicates and conflicts, metadata kept, updated= set."""
+    done = _open(root).update(entry, _read_text(text, file))
+    if json:
+        _dump(schema.updated(done))
+        return
+    where = f"{done.path}:{done.lines[0]}-{done.lines[1]}"
+    name = done.entry_id or "the hand-written entry"
+    if done.decision == "unchanged":
+        line = f"{name} at {where} already says that; nothing written"
+    elif done.decision == "duplicate":
+        line = (
+            f"duplicate of {done.existing} in {done.path} (similarity {done.similarity:.2f}): nothing written; "
+            f"`memtree forget {done.entry_id or where.split('-')[0]}` if {name} no longer holds"
+        )
+    elif done.decision == "conflict":
+        other = (done.other or "")[:80]
+        line = (
+            f"updated {name} at {where}, but similar ({done.similarity:.2f}) to another entry: «{other}»"
+            f" — conflict {done.conflict_id} (see `memtree conflicts`)"
+        )
+    else:
+        line = f"updated {name} at {where}"
+    if done.redacted:
+        line += f"; redacted: {', '.join(done.redacted)}"
+    print(printable(line))
+
+
+@app.command()
+@_errors
+def forget(
+    entry: EntryArgument,
+    reason: Annotated[str, typer.Option("--reason", help="Why it no longer holds (kept with it in the archive).")] = "",
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Move one entry, metadata and all, to the same path under bank/_archive/ with the reason (never deleted)."""
+    gone = _open(root).forget(entry, reason)
+    if json:
+        _dump(schema.forgotten(gone))
+        return
+    name = gone.entry_id or f"{gone.path}:{gone.lines[0]}"
+    print(printable(f"forgot {name} ({gone.preview[:60]}): moved to {gone.archive}; `memtree undo` brings it back"))
+
+
+@app.command()
+@_errors
+def history(
+    ref: Annotated[
+        str | None,
+        typer.Argument(help="A node id, note path or entry id (default: the whole memory).", show_default=False),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", help="Changes (and commits) shown at most (default 20).")
+    ] = None,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """What memtree changed, when and by which command (newest first); with git, the commits too."""
+    found = _open(root).history(ref, limit)
+    _warn(found.warnings)
+    if json:
+        _dump(schema.history(found))
+        return
+    if not found.changes:
+        print("no memtree change journaled" + (f" for {found.target}" if found.target else ""))
+    for c in found.changes:
+        what = f"  {c.summary}" if c.summary else ""
+        print(printable(f"{c.time}  {c.id}  {c.command:<17} {', '.join(c.paths)}{what}"))
+    if found.commits:
+        print("git:")
+        for g in found.commits:
+            print(printable(f"{g.time}  {g.commit[:10]}  {g.author}: {g.subject}"))
+
+
+@app.command()
+@_errors
+def undo(
+    count: Annotated[int, typer.Argument(help="How many of the last memtree writes to revert, newest first.")] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check and list what would be reverted; write nothing.")
+    ] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Revert the last N memtree writes, only where no file changed since (else one line naming it; nothing written)."""
+    done = _open(root).undo(count, dry_run=dry_run)
+    if json:
+        _dump(schema.undone(done))
+        return
+    verb = "would revert" if done.dry_run else "reverted"
+    for c in done.undone:
+        what = f": {c.summary}" if c.summary else ""
+        print(printable(f"{verb} {c.id} ({c.command}, {c.time}){what}"))
+    if done.paths:
+        print(printable(f"{'would write' if done.dry_run else 'wrote'} back {', '.join(done.paths)}"))
+    if done.change_id:
+        print(printable(f"journaled as {done.change_id}; `memtree undo` again redoes it"))

@@ -1,0 +1,118 @@
+"""git, when the memory root is in a repository: the log of a path (read-only) and `git.autocommit`.
+
+memtree runs the ``git`` program (no library); when it is not installed, or the root is in no
+repository, history shows memtree's own journal alone and autocommit is skipped with one warning.
+Reading never takes git's optional locks (``GIT_OPTIONAL_LOCKS=0``), so `memtree history` does not
+write to the repository.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+HISTORY_COMMITS = 20
+"""Commits a log lists when the caller does not say (memtree.write.history passes its own limit)."""
+GIT_TIMEOUT_S = 60.0
+"""A git call taking longer is given up (a commit runs the repository's hooks, which may be slow)."""
+_SEP = "\x1f"
+_warned: set[tuple[str, str]] = set()
+log_ = logging.getLogger("memtree")
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One git commit that touched what history was asked about."""
+
+    commit: str
+    time: str  # ISO 8601 with offset (the author date)
+    author: str
+    subject: str
+
+
+def _run(root: Path, args: list[str], read_only: bool = True) -> subprocess.CompletedProcess[str] | None:
+    """``git args`` in ``root``; None when git is not installed or did not answer in time."""
+    exe = shutil.which("git")
+    if exe is None:
+        return None
+    env = dict(os.environ)
+    if read_only:
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        return subprocess.run(
+            [exe, "-c", "core.quotepath=off", *args],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def in_repository(root: Path) -> bool:
+    """Whether ``root`` is inside a git work tree (False when git is not installed)."""
+    done = _run(root, ["rev-parse", "--is-inside-work-tree"])
+    return done is not None and done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def log(
+    root: Path, paths: Sequence[str] = (), limit: int = HISTORY_COMMITS, mentions: str | None = None
+) -> list[Commit]:
+    """The newest ``limit`` commits touching ``paths`` (none given: the whole root), or whose diff adds
+    or removes the string ``mentions`` (an entry id); [] when git or a repository is missing."""
+    if limit <= 0 or not in_repository(root):
+        return []
+    args = ["log", f"-n{limit}", f"--format=%H{_SEP}%aI{_SEP}%an{_SEP}%s"]
+    if mentions:
+        args.append(f"-S{mentions}")
+    done = _run(root, [*args, "--", *(paths or ["."])])
+    if done is None or done.returncode != 0:
+        return []
+    out = []
+    for line in done.stdout.splitlines():
+        parts = line.split(_SEP)
+        if len(parts) == 4:
+            out.append(Commit(*parts))
+    return out
+
+
+def autocommit(root: Path, command: str, summary: str, paths: tuple[str, ...]) -> str | None:
+    """Commit ``paths`` (a change's files), with a message naming its command; the commit's hash, or None.
+
+    Skipped — with one warning for the root, on stderr through the ``memtree`` logger — when git is
+    not installed, the root is in no repository, or git refuses (no user name, a failing hook).
+    """
+    message = f"memtree {command}: {summary}" if summary else f"memtree {command}"
+    if shutil.which("git") is None:
+        _warn(root, "git.autocommit is on but git is not installed; nothing was committed")
+        return None
+    if not in_repository(root):
+        _warn(root, f"git.autocommit is on but {root} is not in a git repository (git init it); nothing was committed")
+        return None
+    added = _run(root, ["add", "-A", "--", *paths], read_only=False)
+    done = _run(root, ["commit", "-q", "-m", message, "--", *paths], read_only=False) if added else None
+    if added is None or done is None or added.returncode != 0 or done.returncode != 0:
+        failed = next((d for d in (added, done) if d is not None and d.returncode != 0), None)
+        why = (failed.stderr or failed.stdout).strip().splitlines()[-1:] if failed is not None else ["no answer"]
+        _warn(root, f"git.autocommit: git did not commit ({why[0] if why else 'unknown error'})")
+        return None
+    head = _run(root, ["rev-parse", "HEAD"])
+    return head.stdout.strip() if head is not None and head.returncode == 0 else None
+
+
+def _warn(root: Path, message: str) -> None:
+    """Say a notice once per root and message in this process."""
+    key = (str(root), message)
+    if key not in _warned:
+        _warned.add(key)
+        log_.warning("memtree: warning: %s", message)

@@ -1,0 +1,235 @@
+"""Recording a command's writes: what memtree.notes.store reports, grouped into one journaled change.
+
+memtree.notes.store calls :func:`saved` for every save and removal of a tracked file, with the
+file's bytes before and after. A command opens :func:`recording` (store.recording takes the write
+lock with it) and all its writes become one :class:`memtree.notes.changes.Change` when it closes;
+a write made outside any recording is journaled on its own, as ``write``. With ``autocommit`` the
+change is committed to git (memtree.notes.git) before its line is appended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from memtree.notes.changes import Change, FileChange, append, digest
+
+SUMMARY_CHARS = 60
+"""A change's summary (and its git commit's message) gives this many characters of what it wrote."""
+_META_ID = re.compile(r"<!--[ \t]*memtree:[^\n]*?(?:^|[:;\s])id=([^;\s>]+)")
+_META = re.compile(r"[ \t]*<!--[ \t]*memtree:[^\n]*?-->")
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+
+
+@dataclass
+class Recording:
+    """The writes of one command, as they happen: each file's versions in order."""
+
+    root: str  # real path
+    command: str
+    now: datetime | None
+    summary: str = ""
+    undoes: tuple[str, ...] = ()
+    autocommit: bool = False
+    ids: list[str] = field(default_factory=list)  # entry ids the command names itself (added to those found)
+    steps: dict[str, list[list[bytes | None]]] = field(default_factory=dict)  # path → [[before, after], …]
+    on_first_write: Callable[[], None] | None = None
+    change: Change | None = None  # what was journaled, once the recording closed
+
+    def saved(self, rel: str, before: bytes | None, after: bytes | None) -> None:
+        """A file went from ``before`` to ``after`` (None: absent)."""
+        if self.on_first_write is not None:
+            pin, self.on_first_write = self.on_first_write, None
+            pin()
+        steps = self.steps.setdefault(rel, [])
+        if steps and steps[-1][1] == before:
+            steps[-1][1] = after  # the same command writing the file again: one step
+        else:
+            # someone else changed it between two of this command's writes: kept apart, so an undo
+            # finds their change in the way and refuses rather than drops it
+            steps.append([before, after])
+
+    def finish(self) -> Change | None:
+        """The change to journal (None when nothing ended up different)."""
+        files: list[FileChange] = []
+        ids: list[str] = list(self.ids)
+        texts: list[bytes] = []
+        for rel, steps in self.steps.items():
+            for before, after in steps:
+                if before == after:
+                    continue
+                head, tail = _span(before or b"", after or b"") if before is not None and after is not None else (0, 0)
+                was = b"" if before is None else before[head : len(before) - tail]
+                files.append(FileChange(rel, _hash(before), _hash(after), head, tail, was))
+                if rel.endswith((".md", ".markdown")):
+                    new = b"" if after is None else after[head : len(after) - tail]
+                    ids += _ids(was) + _ids(new)
+                    texts += [new, was]
+        if not files:
+            return None
+        moment = self.now or _written_at(self.root, files)
+        summary = self.summary or _first_line(texts)
+        return Change(
+            new_id(moment),
+            moment.isoformat(timespec="seconds"),
+            self.command,
+            _one_line(summary)[:SUMMARY_CHARS].rstrip(),
+            tuple(files),
+            tuple(dict.fromkeys(ids)),
+            self.undoes,
+        )
+
+
+_local = threading.local()
+
+
+def _open_recordings() -> dict[str, Recording]:
+    if not hasattr(_local, "open"):
+        _local.open = {}
+    return _local.open  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def recording(
+    root: Path | str,
+    command: str,
+    now: datetime | None,
+    *,
+    summary: str = "",
+    undoes: tuple[str, ...] = (),
+    autocommit: bool = False,
+    on_first_write: Callable[[], None] | None = None,
+) -> Iterator[Recording]:
+    """Group every tracked-file write made inside (in this thread) into one journaled change.
+
+    A recording opened inside another for the same root joins it: `consolidate`'s recall sync is
+    part of the consolidate. When it closes, the change is appended to the journal and, with
+    ``autocommit``, committed to git (memtree.notes.git). Writes made before an exception are
+    journaled too: they are on disk. ``on_first_write`` runs at the first write (store.recording
+    takes the write lock there and holds it until the journal line is written).
+    """
+    key = os.path.realpath(root)
+    open_ = _open_recordings()
+    outer = open_.get(key)
+    if outer is not None:
+        if summary and not outer.summary:
+            outer.summary = summary
+        yield outer
+        return
+    rec = Recording(key, command, now, summary, undoes, autocommit, on_first_write=on_first_write)
+    open_[key] = rec
+    try:
+        yield rec
+    finally:
+        del open_[key]
+        rec.change = rec.finish()
+        if rec.change is not None:
+            if autocommit:
+                from memtree.notes import git
+
+                made = git.autocommit(Path(key), rec.change.command, rec.change.summary, rec.change.paths)
+                rec.change = replace(rec.change, commit=made)
+            append(Path(key), rec.change)
+
+
+def saved(root: Path | str, path: Path | str, before: bytes | None, after: bytes | None) -> None:
+    """memtree.notes.store wrote ``path`` (a real path inside ``root``): into the open recording, or journaled alone."""
+    key = os.path.realpath(root)
+    rel = Path(os.path.relpath(path, key)).as_posix()
+    rec = _open_recordings().get(key)
+    if rec is not None:
+        rec.saved(rel, before, after)
+        return
+    alone = Recording(key, "write", None)
+    alone.saved(rel, before, after)
+    change = alone.finish()
+    if change is not None:
+        append(Path(key), change)
+
+
+def new_id(now: datetime) -> str:
+    """A change id: the moment to the second and 6 random hex digits (``ch-20261129142701-3fa9c2``)."""
+    return f"ch-{now:%Y%m%d%H%M%S}-{secrets.token_hex(3)}"
+
+
+def _hash(data: bytes | None) -> str | None:
+    return None if data is None else digest(data)
+
+
+_BLOCK = 512
+
+
+def _span(before: bytes, after: bytes) -> tuple[int, int]:
+    """(head, tail): the bytes both versions share at the start and at the end, cut back to whole lines."""
+    n = min(len(before), len(after))
+    head = _common_prefix(before, after, n)
+    head = before.rfind(b"\n", 0, head) + 1  # the start of the line the first difference is on
+    tail = _common_suffix(before, after, n - head)
+    if tail:
+        start = len(before) - tail
+        if start > 0 and before[start - 1 : start] != b"\n":
+            nl = before.find(b"\n", start)
+            tail = 0 if nl < 0 else len(before) - (nl + 1)
+    return head, tail
+
+
+def _common_prefix(a: bytes, b: bytes, n: int) -> int:
+    i = 0
+    while i < n:
+        j = min(i + _BLOCK, n)
+        if a[i:j] != b[i:j]:
+            while a[i] == b[i]:
+                i += 1
+            return i
+        i = j
+    return n
+
+
+def _common_suffix(a: bytes, b: bytes, limit: int) -> int:
+    la, lb = len(a), len(b)
+    k = 0
+    while k < limit:
+        m = min(k + _BLOCK, limit)
+        if a[la - m : la - k] != b[lb - m : lb - k]:
+            while a[la - k - 1] == b[lb - k - 1]:
+                k += 1
+            return k
+        k = m
+    return limit
+
+
+def _ids(data: bytes) -> list[str]:
+    if b"memtree:" not in data:
+        return []
+    return _META_ID.findall(data.decode("utf-8", "replace"))
+
+
+def _first_line(texts: list[bytes]) -> str:
+    """The first line of entry text among the changed lines (metadata, list marker and headings left out)."""
+    for data in texts:
+        for line in data.decode("utf-8", "replace").split("\n"):
+            words = _MARKER.sub("", _META.sub("", line)).strip()
+            if words and not words.startswith(("#", "<!--", "|", "```")):
+                return words
+    return ""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _written_at(root: str, files: list[FileChange]) -> datetime:
+    """When a write made outside any command happened: its file's modification time (no clock read here)."""
+    for f in files:
+        full = os.path.join(root, f.path)
+        for where in (full, os.path.dirname(full), root):
+            with contextlib.suppress(OSError):
+                return datetime.fromtimestamp(os.stat(where).st_mtime).astimezone()
+    return datetime.fromtimestamp(0).astimezone()

@@ -1,0 +1,293 @@
+"""The read verbs over a root's state: search, context, get, and the semantic layer's upkeep.
+
+Each takes the ``RootState`` and the moment ``now`` the caller (memtree.api, at the edge) read
+from the clock; nothing here reads it. The pipeline itself is memtree.search.pipeline.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from memtree.errors import EmptyMemory, MemtreeError, QueryError
+from memtree.notes import scopes, store
+from memtree.notes import tree as treemod
+from memtree.notes.layout import skipped
+from memtree.search import decay
+from memtree.search.pipeline import run
+from memtree.search.result import SearchResult, quote_query
+from memtree.text import date_terms as dates
+from memtree.text import terms as text
+
+if TYPE_CHECKING:
+    from memtree.search.context import Context
+    from memtree.search.semantic import Layer
+    from memtree.state import RootState
+
+NOTE_FACTS_KEPT = 1024
+"""Notes whose decay facts (frontmatter date, scope) a state keeps (re-read when their stat changes)."""
+TIER_CHOICES = {
+    "default": ("recall", "bank"),
+    "recall": ("recall",),
+    "bank": ("bank",),
+    "memory": ("memory",),
+    "all": ("recall", "bank", "memory"),
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note fetched by node id or path."""
+
+    path: str
+    node: str | None
+    text: str
+    keywords: tuple[str, ...] = ()
+
+
+def search(
+    state: RootState,
+    query: str,
+    now: datetime,
+    k: int | None = None,
+    tier: str = "default",
+    budget: int | None = None,
+    cache: bool = True,
+    scope: str | None = None,
+    semantic: bool | None = None,
+    fixed_now: bool = False,
+) -> SearchResult:
+    """Search the memory as of ``now``: hits best first, or none with the reason (``rejected``).
+
+    ``fixed_now``: the caller chose ``now`` (not the clock), so it is part of the cache key.
+    """
+    if tier not in TIER_CHOICES:
+        raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
+    settings = state.settings
+    k = settings.search.max_results if k is None else k
+    if k < 1:
+        raise QueryError("k must be at least 1")
+    if budget is not None and budget < 1:
+        raise QueryError("the token budget must be at least 1")
+    if not query.strip():
+        raise QueryError("the query is empty")
+    scope = settings.search.scope if scope is None else scope
+    chain = scopes.parse_scope(scope) if scope else None
+    moment = now.timestamp()
+    # a day the query names is a term of its own (chunks carry their days: memtree.text.dates)
+    today = datetime.fromtimestamp(moment).date()
+    words, days, _ = dates.query_dates(query, today)
+    qterms = list(dict.fromkeys([*text.query_terms(words), *days]))
+    if not qterms:
+        raise QueryError(
+            f"the query {quote_query(query)} has no searchable term (only punctuation or very common "
+            f"words such as the/what/뭐야, which memtree does not index); add a content word"
+        )
+    tree = state.parsed_tree()
+    state.fresh()
+    stamp = (state.checked, state.tree_stamp)
+    if stamp != state.files_checked:
+        # the refresh has just seen every note on disk: only node files outside the tiers need a stat.
+        # Why not an error: a note deleted or renamed in an editor must never stop search
+        state.dangling = tuple(
+            f"node '{n.id}' points to {n.path}, which is gone: search skips it "
+            "(`memtree index` or a running `memtree watch` drops it)"
+            for n in treemod.dangling(tree, state.root, state.index.files)
+        )
+        state.files_checked = stamp
+    tiers = TIER_CHOICES[tier]
+    if not any(e.tier in tiers for e in state.index.files.values()):
+        raise EmptyMemory(
+            f"{state.root} has no notes in {', '.join(t + '/' for t in tiers)}"
+            + ("" if tier == "all" else " (try --tier all)")
+        )
+    # Why: a skipped note (not UTF-8, a symlink loop) does not bump the index version, yet its
+    # warning must reach the caller, so the warnings are part of the key.
+    # Why: an explicit `now` is part of the question; the clock's own moves are the TTL's business.
+    key = (
+        query,
+        k,
+        tier,
+        budget,
+        chain,
+        semantic,
+        now if fixed_now else None,
+        today,
+        state.index.version,
+        state.tree_stamp,
+        tuple(state.warnings),
+        state.dangling,
+    )
+    if cache and key in state.cache:
+        cached: SearchResult = state.cache[key]
+        _reinforce(state, cached, moment)  # a repeated question is still a recall
+        return cached
+    keywords = state.keywords(tree)
+    # Why: importing numpy costs ~50 ms, more than one pure-Python query on a large index, so a
+    # process's first query is scored in Python and the vectorized scorer takes over after it.
+    vectorize = state.searches > 0 or "numpy" in sys.modules
+    state.searches += 1
+    skip = skipped(settings.disabled_banks)
+    sem = None
+    layer = semantic_layer(state) if semantic is not False else None
+    if layer is not None and (semantic or layer.wanted()):
+        sem = layer.scores(state.index, query, (frozenset(tiers), skip), state.read_lines)
+    result = run(
+        state.index,
+        tree,
+        keywords,
+        query,
+        qterms,
+        k,
+        tiers,
+        settings.search,
+        state.read_lines,
+        budget,
+        vectorize,
+        skip,
+        settings.search.reinforce,
+        _adjuster(state, chain, moment),
+        sem,
+        today,
+    )
+    notices = [*state.warnings, *state.dangling]
+    if layer is not None and layer.notice and not state.semantic_noticed:
+        notices.append(layer.notice)  # said once per state: the downgrade is news only once
+        state.semantic_noticed = True
+    if notices or sem is not None:
+        from memtree.search.semantic import RRF_K
+
+        weights = dict(result.weights)
+        if sem is not None:
+            weights.update(keyword=sem.kw, semantic=sem.sw)
+            if sem.fusion == "rrf":
+                weights["rrf_k"] = RRF_K
+        result = replace(result, warnings=tuple(notices), weights=weights)
+    if cache:
+        state.cache[key] = result
+    _reinforce(state, result, moment)
+    return result
+
+
+def context(
+    state: RootState,
+    query: str,
+    now: datetime,
+    budget: int = 2000,
+    k: int = 10,
+    tier: str = "default",
+    scope: str | None = None,
+    fixed_now: bool = False,
+) -> Context:
+    """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
+    from memtree.search.context import render
+
+    if budget < 1:
+        raise QueryError("the token budget must be at least 1")
+    return render(search(state, query, now, k=k, tier=tier, scope=scope, fixed_now=fixed_now), budget)
+
+
+def get(state: RootState, ref: str, now: datetime) -> Note:
+    """A note by node id or root-relative path (counted as an access of it at ``now``)."""
+    tree = state.tree()
+    node = tree.by_id.get(ref.strip("/"))
+    if node is not None and node.path is None:
+        children = ", ".join(node.children) or "none"
+        raise QueryError(f"node '{node.id}' is a category with no file; its children: {children}")
+    path = node.path if node is not None and node.path else ref
+    treemod.check_path(path, "get")
+    full = (state.root / path).resolve()
+    if not full.is_relative_to(state.root) or not full.is_file():
+        raise QueryError(f"no node or note named {ref!r} in {state.root}")
+    node = node or tree.by_path.get(path)
+    try:
+        body = store.read_note(full)
+    except UnicodeDecodeError:
+        raise MemtreeError(f"{path}: not UTF-8 text") from None
+    if state.settings.search.reinforce:
+        state.usage().accessed([path], now.timestamp())
+    return Note(path, node.id if node else None, body, node.keywords if node else ())
+
+
+def _adjuster(state: RootState, chain: tuple[str, ...] | None, now: float) -> decay.Adjuster | None:
+    """Decay, recency and scope for this search (None when all three are off)."""
+    settings = state.settings.search
+    if not settings.decay and chain is None:
+        return None
+    facts = state.note_facts
+
+    def note(path: str) -> decay.NoteFacts:
+        entry = state.index.files.get(path)
+        stamp = (entry.mtime_ns, entry.size) if entry else (0, 0)
+        known = facts.get(path)
+        if known is not None and known[0] == stamp:
+            found: decay.NoteFacts = known[1]
+            return found
+        found = decay.note_facts(path, state.read_lines(path), stamp[0] / 1e9)
+        if len(facts) >= NOTE_FACTS_KEPT:
+            facts.pop(next(iter(facts)))
+        facts[path] = (stamp, found)
+        return found
+
+    recalls = state.usage().retrievals() if settings.decay else (lambda keys: 0)
+    return decay.Adjuster(
+        now,
+        chain,
+        recalls,
+        note,
+        settings.recency_boost,
+        settings.scope_boost,
+        curve=state.settings.decay,  # decay.* keys: the forgetting curve
+        decay=settings.decay,  # search.decay: whether search weighs hits by it at all
+    )
+
+
+def _reinforce(state: RootState, result: SearchResult, now: float) -> None:
+    if state.settings.search.reinforce and result.hits:
+        state.usage().retrieved([k for h in result.hits for k in h.keys], now)
+
+
+def semantic_layer(state: RootState) -> Layer | None:
+    """The embedding layer (None when embed.enabled is off); nothing heavy is loaded until used."""
+    if state.settings.embed.enabled == "off":
+        return None
+    if state.semantic is None:
+        from memtree.search.semantic import Layer
+
+        s = state.settings.search
+        state.semantic = Layer(state.root, state.settings.embed, s.keyword_weight, s.semantic_weight)
+    layer: Layer = state.semantic
+    return layer
+
+
+def semantic_status(state: RootState) -> dict[str, Any]:
+    """The embedding layer as `status` shows it: on or not, the model, chunks with vectors."""
+    layer = semantic_layer(state)
+    if layer is None:
+        return {"enabled": "off", "active": False}
+    from memtree.search.semantic import coverage
+
+    return coverage(state.root, state.index, layer)
+
+
+def embed_all(state: RootState, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    """Embed every chunk without a vector (raises MemtreeError when the model cannot load)."""
+    from memtree.search.semantic import Layer, _read_lines
+
+    s = state.settings.search
+    layer = semantic_layer(state) or Layer(state.root, state.settings.embed, s.keyword_weight, s.semantic_weight)
+    embedder = layer.embedder()
+    if embedder is None:
+        raise MemtreeError(layer.notice or "the embedding model is unavailable")
+    t0 = time.perf_counter()
+    aligned = layer.align(state.index, lambda path: _read_lines(state.root, path), True, progress)
+    return {
+        "model": embedder.model_id,
+        "chunks": len(aligned.rows),
+        "embedded": layer.embedded,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }

@@ -1,0 +1,138 @@
+"""The note writes of Claude's memory tool, made memtree's way: create, str_replace and insert.
+
+Every write is sanitized (only the text the model wrote: a secret a person left elsewhere in a note
+is theirs to fix, and `memtree check` names it), made through memtree.notes.store under the root's
+write lock (atomic, compared with what was read right before the rename), split when the note
+passes ``split.max_bytes``, indexed at once, kept in step with tree-index.json
+(memtree.serve.claude_memory_tree) and journaled as one change (``memtree undo`` reverts it,
+split and node included). Deletes and renames are memtree.serve.claude_memory_moves. Call these
+under ``state.lock``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memtree.api import MemTree
+from memtree.errors import ChangedOnDisk, MemtreeError
+from memtree.notes import store
+from memtree.serve import claude_memory_tree as treeops
+from memtree.serve.claude_memory_paths import Refused, Target
+from memtree.write.retain import sanitizer_for
+from memtree.write.sanitize import MARKER, Sanitizer
+from memtree.write.verbs import recording
+
+JOURNAL_COMMAND = "memory {}"
+"""How the change journal names a memory-tool write: ``memory create``, ``memory delete``, …"""
+
+Edit = Callable[[str], tuple[str, int, int]]
+"""A change to a note's text: the new text and the span of it the model wrote (start, end)."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """A note written: its text as saved, what was redacted, the nodes it changed, the parts a split made."""
+
+    rel: str
+    text: str
+    redacted: tuple[str, ...] = ()
+    tree: treeops.TreeChange = field(default_factory=treeops.TreeChange)
+    parts: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def create(mt: MemTree, target: Target, text: str, now: datetime) -> Written:
+    """Write a new note (never over an existing file)."""
+    root, path = mt.state.root, target.shown
+    if os.path.lexists(target.full):
+        raise Refused(f"File {path} already exists")
+    _check_size(mt, target, text)
+    clean = sanitizer_for(mt.settings).sanitize(text)
+    with store.write_lock(root), recording(mt.state, JOURNAL_COMMAND.format("create"), now, summary=path):
+        snap = store.read(root, target.rel)
+        if snap.exists:
+            raise Refused(f"File {path} already exists")
+        try:
+            store.save(root, snap, clean.text.encode())
+        except ChangedOnDisk:
+            raise Refused(f"File {path} already exists") from None
+        return _settled(mt, target.rel, clean.text, tuple(sorted({r.kind for r in clean.redactions})), now)
+
+
+def edit(mt: MemTree, target: Target, change: Edit, now: datetime, command: str) -> Written:
+    """Change an existing note; ``change`` may raise Refused, and then nothing is written."""
+    root, path = mt.state.root, target.shown
+    sanitizer = sanitizer_for(mt.settings)
+    with store.write_lock(root), recording(mt.state, JOURNAL_COMMAND.format(command), now, summary=path):
+        for _ in range(store.REWRITE_ATTEMPTS):
+            snap = store.read(root, target.rel)
+            if not snap.exists:
+                raise Refused(f"The path {path} does not exist. Please provide a valid path.")
+            new, start, end = change(note_text(snap, path))
+            clean, kinds = redact_span(sanitizer, new, start, end)
+            _check_size(mt, target, clean)
+            if clean.encode() == snap.data:
+                return Written(target.rel, clean, kinds)
+            try:
+                store.save(root, snap, clean.encode())
+                break
+            except ChangedOnDisk:
+                continue  # a person's edit landed meanwhile: the change is made again on their text
+        else:
+            raise ChangedOnDisk(f"{target.rel} kept changing while memtree tried to edit it; nothing was written")
+        return _settled(mt, target.rel, clean, kinds, now)
+
+
+def note_text(snap: store.Snapshot, path: str) -> str:
+    """A note's text, or Refused when it is not UTF-8 text."""
+    try:
+        return snap.text
+    except UnicodeDecodeError:
+        raise Refused(f"The file {path} is not UTF-8 text; the memory tool serves Markdown notes") from None
+
+
+def redact_span(sanitizer: Sanitizer, text: str, start: int, end: int) -> tuple[str, tuple[str, ...]]:
+    """``text`` with the secrets that touch ``[start, end)`` redacted (one joined across its edge too).
+
+    An empty span (a deletion) still catches a secret the join made: it crosses the point.
+    """
+    found = [r for r in sanitizer.find(text) if r.start < end and r.end > start]
+    if not found:
+        return text, ()
+    parts, position = [], 0
+    for r in found:
+        parts += [text[position : r.start], MARKER.format(kind=r.kind)]
+        position = r.end
+    return "".join([*parts, text[position:]]), tuple(sorted({r.kind for r in found}))
+
+
+def _check_size(mt: MemTree, target: Target, text: str) -> None:
+    limit = mt.settings.index.max_note_bytes
+    if len(text.encode()) > limit:
+        raise Refused(
+            f"Cannot write {target.shown}: {len(text.encode()):,} bytes is over index.max_note_bytes "
+            f"({limit:,}), past which memtree does not index a note; keep memory in smaller notes"
+        )
+
+
+def _settled(mt: MemTree, rel: str, text: str, redacted: tuple[str, ...], now: datetime) -> Written:
+    """After a write: the index, the note's node, and a split when the note passed split.max_bytes."""
+    warnings: list[str] = []
+    change = treeops.TreeChange()
+    try:
+        change = treeops.sync(mt.state, [rel])
+    except MemtreeError as exc:  # the note is written; the result says why its node could not follow
+        warnings.append(f"tree-index.json was not updated: {exc}")
+    parts: list[str] = []
+    if (mt.state.root / rel).stat().st_size > mt.settings.split.max_bytes:
+        try:
+            for result in mt.split(str(mt.state.root / rel), now=now):
+                parts += result.children
+                warnings += result.warnings
+        except MemtreeError as exc:
+            warnings.append(f"not split yet: {exc}")
+            mt.state.refresh_paths([rel])
+    return Written(rel, text, redacted, change, tuple(parts), tuple(warnings))

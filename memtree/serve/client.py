@@ -1,0 +1,186 @@
+"""The way to a running `memtree serve`: find a root's daemon cheaply, connect, call a verb (:class:`Client`).
+
+The console script's path to the daemon (memtree.serve.forward) starts here, so this module imports
+only light standard modules (os, json, the C socket module) and memtree.errors.
+
+The protocol: one JSON object a line, each way, over the Unix socket named in the daemon's record
+(``.memtree/serve.json``); a connection may carry any number of requests.
+
+- A program: ``{"verb": "search", "args": {"query": "…"}}`` → the verb's ``memtree.schema`` object,
+  or ``{"error": "<one line>", "kind": "<exception class>"}``. :class:`Client` does this.
+- The CLI (memtree.serve.forward): ``{"argv": [...], "tty": bool, "env": {...}, "stdin": str | null,
+  "tz": str | null}`` → ``{"output": [[fd, text], ...], "code": int}`` (fd 1 or 2, in the order
+  written; bytes carried as latin-1 text, so any byte survives the JSON), or ``{"fallback": true}``:
+  run it in-process.
+"""
+
+from __future__ import annotations
+
+import _socket
+import json
+import os
+from typing import Any
+
+from memtree.errors import MemtreeError
+
+STATE_DIR = ".memtree"  # memtree.notes.store.STATE_DIR, spelled here so the client imports nothing heavy
+TREE_FILE = "tree-index.json"  # memtree.notes.tree.TREE_FILE
+CONFIG_FILE = "memtree.yaml"  # memtree.config.CONFIG_FILE
+ENV_ROOT = "MEMTREE_ROOT"  # memtree.notes.root.ENV_ROOT
+ENV_NO_DAEMON = "MEMTREE_NO_DAEMON"
+"""Set (to anything but 0), every command runs in-process, as with ``--no-daemon``."""
+SOCKET_FILE = "serve.sock"
+RECORD_FILE = "serve.json"
+LOCK_FILE = "serve.lock"
+TOKEN_FILE = "serve.token"
+LOG_FILE = "serve.log"
+MAX_SOCKET_PATH = 100
+"""Bytes of a socket path that fit AF_UNIX everywhere (sun_path holds 108 on Linux, 104 on macOS, with
+its NUL); a root deeper than that gets its socket in a runtime folder instead (memtree.serve.unix)."""
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+"""The daemon refuses a longer request line (with one error) and closes that connection."""
+CONNECT_TIMEOUT_S = 2.0
+
+
+class DaemonError(MemtreeError):
+    """The daemon answered a :class:`Client` call with an error (``kind``: the exception it raised)."""
+
+    def __init__(self, message: str, kind: str = "MemtreeError") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class DaemonUnavailable(MemtreeError):
+    """No daemon serves this root (none started, or it stopped)."""
+
+
+# --- where ----------------------------------------------------------------------------------------
+
+
+def locate_root(argv: list[str], cwd: str | None = None) -> str | None:
+    """The root a command line names (``--root``, ``$MEMTREE_ROOT``, the nearest tree-index.json), real path.
+
+    ``None`` when there is none or it looks odd: the command then runs in-process and says why.
+    """
+    explicit = option_value(argv, "--root")
+    if isinstance(explicit, bool):
+        return None
+    here = cwd or os.getcwd()
+    given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
+    if given is not None:
+        root = os.path.realpath(os.path.join(here, os.path.expanduser(given)))
+        return root if os.path.isdir(os.path.join(root, STATE_DIR)) else None
+    folder = os.path.realpath(here)
+    while True:
+        if os.path.isfile(os.path.join(folder, TREE_FILE)):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def option_value(argv: list[str], name: str) -> str | bool | None:
+    """The value of ``name`` (``--root X`` or ``--root=X``; the last one given), None if absent, False if malformed."""
+    found: str | bool | None = None
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == name:
+            found = argv[i + 1] if i + 1 < len(argv) else False
+        elif arg.startswith(name + "="):
+            found = arg[len(name) + 1 :]
+    return found
+
+
+def record(root: str) -> dict[str, Any] | None:
+    """The running daemon's record for ``root`` (pid, socket, http, started_at), or None."""
+    try:
+        with open(os.path.join(root, STATE_DIR, RECORD_FILE), "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("socket"), str) else None
+
+
+def connect(root: str, timeout: float = CONNECT_TIMEOUT_S) -> _socket.socket | None:
+    """A connection to the daemon serving ``root``, or None (no record, a stale one, a socket not ours)."""
+    found = record(root)
+    if found is None:
+        return None
+    path = found["socket"]
+    try:
+        # Why the owner check: a record points at a socket; only one of this user's may get the command
+        if os.stat(path).st_uid != os.getuid():
+            return None
+        # Why _socket, the C module under socket.py: socket.py imports selectors and builds its enums,
+        # ~2 ms of a forwarded command's ~25; a connect, send and receive need nothing of it
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    except (OSError, AttributeError):  # AttributeError: no AF_UNIX (Windows)
+        return None
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+        sock.settimeout(None)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def exchange(sock: _socket.socket, request: dict[str, Any]) -> dict[str, Any]:
+    """Send one request line, read one answer line (OSError or ValueError when the daemon went away)."""
+    sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n")
+    chunks: list[bytes] = []
+    while True:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("the daemon closed the connection")
+        if chunk.endswith(b"\n"):
+            chunks.append(chunk)
+            break
+        chunks.append(chunk)
+    answer = json.loads(b"".join(chunks))
+    if not isinstance(answer, dict):
+        raise ValueError("the daemon's answer is not an object")
+    return answer
+
+
+# --- programs -------------------------------------------------------------------------------------
+
+
+class Client:
+    """A connection to the daemon serving a root: ``Client(root).call("search", query="…")`` → a schema object.
+
+    ``root`` is found as every command finds it (``--root`` here being the argument). Raises
+    :class:`DaemonUnavailable` when no daemon serves it; a call the daemon refuses raises
+    :class:`DaemonError` with its one line. Calls on one Client are sequential; use one per thread.
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        found = locate_root(["--root", os.fspath(root)] if root is not None else [])
+        sock = connect(found) if found is not None else None
+        if found is None or sock is None:
+            raise DaemonUnavailable(f"no `memtree serve` daemon serves {found or root or 'this folder'}")
+        self.root = found
+        self._sock = sock
+
+    def call(self, verb: str, **args: Any) -> dict[str, Any]:
+        """Call one verb of the daemon's JSON API; the schema object it answers."""
+        try:
+            answer = exchange(self._sock, {"verb": verb, "args": args})
+        except (OSError, ValueError) as exc:
+            raise DaemonUnavailable(f"the daemon serving {self.root} went away ({exc})") from None
+        if "error" in answer and "kind" in answer:
+            raise DaemonError(str(answer["error"]), str(answer["kind"]))
+        return answer
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._sock.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

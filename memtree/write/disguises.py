@@ -1,0 +1,140 @@
+"""Views of a text with its disguises undone — %XX and HTML entities decoded, NFKC, zero-width characters
+dropped, tokens wrapped over lines joined — that map every match back to the original characters.
+
+Pure; used by memtree.write.sanitize.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass
+from urllib.parse import unquote_to_bytes
+
+# Why views: `password%3D…`, `password&#61;…`, `ｐａｓｓｗｏｒｄ＝…` and `ghp_ab\u200bcd…` hide from the rules
+# as typed. A view is a decoded copy that remembers where each piece came from, so a match found in
+# it redacts the original characters (the encoded or full-width ones), never a re-encoded copy.
+_ZERO_WIDTH = "\u00ad\u180e\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff"
+_ZERO_WIDTH_RE = re.compile(f"[{_ZERO_WIDTH}]")
+_FOLD_RE = re.compile(
+    r"(?:%[0-9A-Fa-f]{2})+|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?|[^\x00-\x7f가-힣]+"
+)
+_JOIN_RE = re.compile(r"\r?\n[ \t]*(?=[A-Za-z0-9_-])")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+@dataclass(frozen=True)
+class _View:
+    """A decoded copy of a text, cut in pieces that each know the span of the text they came from."""
+
+    text: str
+    starts: tuple[int, ...]  # where each piece starts in ``text``; the pieces cover it
+    origins: tuple[tuple[int, int], ...]
+    exact: tuple[bool, ...]  # a verbatim piece maps position to position, a decoded one as a whole
+    base: _View | None = None  # the view ``origins`` point into, if not the original text
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that ``text[start:end]`` came from."""
+        first, last = bisect_right(self.starts, start) - 1, bisect_right(self.starts, end - 1) - 1
+        begin = self.origins[first][0] + (start - self.starts[first] if self.exact[first] else 0)
+        stop = self.origins[last][0] + end - self.starts[last] if self.exact[last] else self.origins[last][1]
+        return self.base.original(begin, stop) if self.base else (begin, stop)
+
+
+class _Pieces:
+    """Builds a view piece by piece: verbatim copies and decoded replacements of ``source``."""
+
+    def __init__(self, source: str) -> None:
+        self.source, self.size, self.changed = source, 0, False
+        self.parts: list[str] = []
+        self.starts: list[int] = []
+        self.origins: list[tuple[int, int]] = []
+        self.exact: list[bool] = []
+
+    def copy(self, start: int, end: int) -> None:
+        """Copy ``source[start:end]`` as it is."""
+        if start >= end:
+            return
+        self.parts.append(self.source[start:end])
+        if self.exact and self.exact[-1] and self.origins[-1][1] == start:
+            self.origins[-1] = (self.origins[-1][0], end)  # one piece for a whole verbatim stretch
+        else:
+            self.starts.append(self.size)
+            self.origins.append((start, end))
+            self.exact.append(True)
+        self.size += end - start
+
+    def put(self, start: int, end: int, new: str) -> None:
+        """Replace ``source[start:end]`` by ``new`` (nothing, for an invisible character)."""
+        if new == self.source[start:end]:
+            return self.copy(start, end)
+        self.changed = True
+        if new:
+            self.parts.append(new)
+            self.starts.append(self.size)
+            self.origins.append((start, end))
+            self.exact.append(False)
+            self.size += len(new)
+
+    def view(self, base: _View | None = None) -> _View | None:
+        """The view, or None when nothing was decoded."""
+        if not self.changed or not self.parts:
+            return None
+        return _View("".join(self.parts), tuple(self.starts), tuple(self.origins), tuple(self.exact), base)
+
+
+def _fold(text: str) -> _View | None:
+    """``text`` with %XX and HTML entities decoded, NFKC applied and invisible characters dropped; None if the same."""
+    plain = text.isascii() or (not _ZERO_WIDTH_RE.search(text) and unicodedata.is_normalized("NFKC", text))
+    if plain and "%" not in text and "&" not in text:
+        return None  # why: the common case (plain English or NFC Korean) costs a few C-speed scans
+    out, position = _Pieces(text), 0
+    for match in _FOLD_RE.finditer(text):
+        start, end = match.span()
+        out.copy(position, start)
+        position, chunk = end, match.group()
+        if chunk[0] == "%":
+            raw = unquote_to_bytes(chunk)
+            if raw.isascii():
+                for i, byte in enumerate(raw):
+                    out.put(start + 3 * i, start + 3 * i + 3, chr(byte))
+            else:
+                try:
+                    out.put(start, end, raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    out.copy(start, end)
+        elif chunk[0] == "&":
+            out.put(start, end, html.unescape(chunk))
+        elif not _ZERO_WIDTH_RE.search(chunk) and unicodedata.is_normalized("NFKC", chunk):
+            out.copy(start, end)
+        else:
+            _fold_run(out, start, chunk)
+    out.copy(position, len(text))
+    return out.view()
+
+
+def _fold_run(out: _Pieces, start: int, run: str) -> None:
+    """NFKC each character with its combining marks (an NFD syllable's vowel and final too); drop invisible ones."""
+    i = 0
+    while i < len(run):
+        j = i + 1
+        while j < len(run) and (unicodedata.combining(run[j]) or "\u1160" <= run[j] <= "\u11ff"):
+            j += 1
+        cluster = "".join(ch for ch in run[i:j] if ch not in _ZERO_WIDTH)
+        out.put(start + i, start + j, unicodedata.normalize("NFKC", cluster))
+        i = j
+
+
+def _joined(text: str, base: _View | None) -> _View | None:
+    """``text`` with every line break between two token characters removed (a wrapped key made whole)."""
+    out, position = _Pieces(text), 0
+    for match in _JOIN_RE.finditer(text):
+        start, end = match.span()
+        if start and text[start - 1] in _TOKEN_CHARS:
+            out.copy(position, start)
+            out.put(start, end, "")
+            position = end
+    out.copy(position, len(text))
+    return out.view(base)

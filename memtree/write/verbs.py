@@ -1,0 +1,289 @@
+"""The write verbs over a root's state: index, add, log, conflicts, split, check, export and import.
+
+Each takes the ``RootState`` (and, where time matters, the moment ``now`` the caller read at the
+edge) and keeps the state's index and tree in step with what it wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from memtree.errors import ChangedOnDisk, QueryError
+from memtree.notes import store
+from memtree.notes import tree as treemod
+from memtree.text import terms as text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from memtree.index.chunk_index import Report
+    from memtree.notes.recorder import Recording
+    from memtree.state import RootState
+    from memtree.write.check import Problem
+    from memtree.write.conflicts import Contradiction, OpenConflict
+    from memtree.write.exchange import Imported
+    from memtree.write.journal import Logged
+    from memtree.write.retain import Decision
+    from memtree.write.split import SplitResult
+
+SPLIT_MIN_BYTES = 256
+"""Smaller limits would cut notes into shreds of a line or two."""
+BANK_TIER = frozenset({"bank"})
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """What ``memtree index`` did to the chunk index and to tree-index.json."""
+
+    report: Report
+    nodes_added: tuple[str, ...]
+    nodes_dropped: tuple[tuple[str, str], ...]
+    chunks: int
+    files: int
+    seconds: float
+    embedded: dict[str, Any] | None = None  # with --embed: model, chunks, newly embedded, seconds
+
+
+def recording(
+    state: RootState, command: str, now: datetime | None, summary: str = "", undoes: tuple[str, ...] = ()
+) -> AbstractContextManager[Recording]:
+    """Journal the writes inside as one change of ``command`` (memtree.notes.changes), committed to git
+    when the root's ``git.autocommit`` is on."""
+    autocommit = state.settings.git.autocommit
+    return store.recording(state.root, command, now, summary=summary, undoes=undoes, autocommit=autocommit)
+
+
+def index(
+    state: RootState,
+    force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    now: datetime | None = None,
+) -> IndexResult:
+    """Refresh the chunk index, then add nodes for new bank notes and drop nodes of gone ones."""
+    from memtree.write import catalog
+
+    t0 = time.perf_counter()
+    idx = state.index
+    idx.collect = {}
+    try:
+        report = state.refresh(force=force, progress=progress)
+        bank = sorted(p for p, e in idx.files.items() if e.tier == "bank")
+        segments = [s for _, s in idx.segment_list()]
+        collected = idx.collect
+        changes: list[catalog.CatalogChange] = []
+
+        def synced(current: treemod.Tree) -> treemod.Tree | None:
+            # an agent's `add` may be adding a node right now: the catalog works on the file as it is
+            changes[:] = [catalog.update(state.root, current, bank, segments, collected)]
+            missing = not (state.root / treemod.TREE_FILE).exists()
+            return changes[0].tree if changes[0].added or changes[0].dropped or missing else None
+
+        with recording(state, "index", now):
+            treemod.update(state.root, synced)
+        change = changes[0]
+    finally:
+        idx.collect = None
+    state.forget_tree()
+    return IndexResult(report, change.added, change.dropped, idx.n_chunks, len(idx.files), time.perf_counter() - t0)
+
+
+def add(
+    state: RootState,
+    text_: str,
+    now: datetime,
+    *,
+    tag: str | None = None,
+    to: str | None = None,
+    tags: tuple[str, ...] = (),
+    kind: str = "fact",
+    source: str = "manual",
+    scope: str = "global",
+    dry_run: bool = False,
+    origin: str | None = None,
+) -> Decision:
+    """Remember ``text_``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
+    from memtree.write import retain
+
+    req = retain.Request(text_, tag, to, tuple(tags), kind, source, scope, origin)
+    retain.check_request(req, state.settings)
+    tree = state.parsed_tree()  # parsed and validated; a missing target file is simply created
+    state.fresh()
+    routes = {} if req.to is not None or req.tag is not None else route_scores(state, req.text)
+    split_ = False
+    with contextlib.nullcontext() if dry_run else recording(state, "add", now):
+        decision = retain.retain(state.root, req, tree, routes, state.settings, now, dry_run)
+        if not dry_run and not isinstance(decision, retain.Duplicate):
+            split_ = (state.root / decision.path).stat().st_size > state.settings.split.max_bytes
+            if split_:
+                try:
+                    split(state, decision.path, now=now)  # refreshes the index itself
+                except ChangedOnDisk:  # someone keeps editing it: the entry is in; the next write or check splits
+                    split_ = False
+    created = retain.choose_target(req, tree, routes, state.settings).new_nodes  # pure: retain's own choice
+    if created and not isinstance(decision, retain.Duplicate):
+        # Why: a tag or --to naming a note that does not exist yet creates it; the decision says so
+        decision = replace(decision, new_nodes=tuple(n.id for n in created))
+    if not dry_run and not isinstance(decision, retain.Duplicate) and not split_:
+        # only the note just written: the next search's check finds anything else
+        state.refresh_paths([decision.path])
+    return decision
+
+
+def route_scores(state: RootState, text_: str) -> dict[str, float]:
+    """Route score of every note node for a text (how untagged text is routed; retain.route_blend)."""
+    from memtree.write.retain import route_blend
+
+    tree_scores, coverage = route_signals(state, text_)
+    cfg = state.settings.search
+    return route_blend(tree_scores, coverage, cfg.tree_weight, cfg.bm25_weight)
+
+
+def route_signals(state: RootState, text_: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Per note node: the tree's keyword route score, and the share of the text its best chunk covers.
+
+    Coverage is a chunk's BM25 evidence (Σ idf × match strength of the text's words it holds)
+    over the text's Σ idf, with the statistics of bank/ alone: the text is about to join a note.
+    """
+    from memtree.index.routing import route
+
+    qterms = text.query_terms(text_)
+    if not qterms:
+        return {}, {}
+    tree = state.parsed_tree()
+    keywords = state.keywords(tree)
+    cfg = state.settings.search
+    # the pure scorer (vectorize=False): one text, and no numpy import for it
+    scored = state.index.score(qterms, BANK_TIER, cfg, vectorize=False)
+    routes = route(keywords, qterms, [st.idf for st in scored.stats], cfg.partial_match, cfg.infix_match)
+    tree_scores = {node: r.score for node, r in routes.items() if r.via is None}
+    total = sum(st.idf for st in scored.stats) or 1.0
+    coverage: dict[str, float] = {}
+    matched = list(scored.matched())
+    for (_, ev), where in zip(matched, scored.locate([ref for ref, _ in matched])):
+        node = tree.by_path.get(where.path)
+        if node is not None and ev / total > coverage.get(node.id, 0.0):
+            coverage[node.id] = ev / total
+    return tree_scores, coverage
+
+
+def log(state: RootState, text_: str, now: datetime, source: str = "manual") -> Logged:
+    """Append a timestamped, sanitized line to the day's log in memory/."""
+    from memtree.write.journal import append
+
+    return append(state.root, text_, state.settings, now, source)
+
+
+def conflicts(state: RootState) -> list[OpenConflict]:
+    """Open conflicts, oldest first."""
+    from memtree.write import conflicts as store_
+
+    return sorted(store_.load(state.root), key=lambda c: (c.created, c.id))
+
+
+def scan_conflicts(state: RootState, now: datetime, record: bool = False) -> list[Contradiction]:
+    """Entries that contradict each other (similar, with different numbers or a negation).
+
+    With ``record`` each pair not yet open is added to conflicts.json, to settle with resolve.
+    """
+    from memtree.write import conflicts as store_
+
+    cfg = state.settings.retain
+    found = store_.scan(state.root, cfg.conflict_threshold, cfg.merge_threshold)
+    if record and found:
+        with recording(state, "conflicts scan", now):
+            store_.record_scanned(state.root, found, now)
+    return found
+
+
+def resolve_conflict(
+    state: RootState, conflict_id: str, keep: str, now: datetime | None = None
+) -> tuple[OpenConflict, str]:
+    """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""
+    from memtree.write import conflicts as store_
+
+    with recording(state, "conflicts resolve", now, summary=f"{conflict_id} --keep {keep}"):
+        settled = store_.resolve(state.root, conflict_id, keep)
+    state.refresh()
+    return settled
+
+
+def export(state: RootState, bank: str | None = None) -> dict[str, Any]:
+    """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
+    from memtree.write.exchange import export as export_
+
+    return export_(state.root, bank)
+
+
+def import_(state: RootState, data: bytes, dry_run: bool = False, now: datetime | None = None) -> Imported:
+    """Import an export document (bytes, ≤ 10 MB): validated whole, sanitized, deduplicated."""
+    from memtree.write.exchange import import_ as import_doc
+    from memtree.write.exchange import parse
+
+    doc = parse(data)
+    with contextlib.nullcontext() if dry_run else recording(state, "import", now):
+        result = import_doc(state.root, doc, state.settings.custom_patterns, dry_run)
+    if not dry_run and (result.written or result.nodes_added):
+        state.refresh()
+    return result
+
+
+def check(state: RootState, files: list[str] | None = None) -> list[Problem]:
+    """What `memtree check` refuses (nothing is written): oversized notes, tree problems, secrets."""
+    from memtree.write.check import find_problems
+
+    if files is None:
+        return find_problems(state.root, state.settings)
+    inside = [r for r in (state.relative(f, must_exist=False) for f in files) if r]
+    return find_problems(state.root, state.settings, inside)  # [] checks no file, only the tree
+
+
+def sweep(state: RootState) -> list[str]:
+    """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
+    return store.sweep(state.root)
+
+
+def split(
+    state: RootState, path: str | None = None, max_bytes: int | None = None, now: datetime | None = None
+) -> list[SplitResult]:
+    """Split ``path`` (or every bank note over the limit) into child notes and nodes."""
+    limit = state.settings.split.max_bytes if max_bytes is None else max_bytes
+    if limit < SPLIT_MIN_BYTES:
+        raise QueryError(f"--max-bytes must be at least {SPLIT_MIN_BYTES} (got {limit})")
+    results: list[SplitResult] = []
+    with store.write_lock(state.root), recording(state, "split", now):
+        tree = treemod.load(state.root, check_files=False)
+        if path is not None:
+            candidates = [state.relative(path)]
+        else:
+            disk, _ = store.walk(state.root, ("bank",))
+            candidates = [f.path for f in disk if f.size > limit]
+        for rel in candidates:
+            result = _split_retrying(state.root, rel, tree, limit)
+            tree = result.tree
+            if result.children or result.warnings or path is not None:
+                results.append(result)
+        if any(r.nodes for r in results):
+            split_tree = tree
+            treemod.update(state.root, lambda _current: split_tree)
+    if any(r.children for r in results):
+        state.forget_tree()
+        state.refresh()
+    return results
+
+
+def _split_retrying(root: Path, rel: str, tree: treemod.Tree, limit: int) -> SplitResult:
+    """split_file, planned again on the note as it is now when a hand edit lands mid-split."""
+    from memtree.write.split import split_file
+
+    for _ in range(store.REWRITE_ATTEMPTS - 1):
+        try:
+            return split_file(root, rel, tree, limit)
+        except ChangedOnDisk:
+            continue
+    return split_file(root, rel, tree, limit)
