@@ -117,3 +117,15 @@ def _open(root: Path | None) -> Any:
     from memtree.cli.warm import open_memtree
 
     return open_memtree(root)
+
+
+def print_proposals(proposals: Any) -> None:
+    """One line per distill or ingest proposal: outcome, score, rule, where it came from and went, its text."""
+    for p in proposals:
+        where = f" → {p.decision.path}" if p.decision is not None else ""
+        print(
+            printable(
+                f"{p.outcome:<11} {p.candidate.score:>3}  {p.candidate.rule:<14} {p.provenance}{where}: "
+                f"{p.candidate.text}"
+            )
+        )

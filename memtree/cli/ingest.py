@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from memtree import schema
-from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _open, app
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _open, app, print_proposals
 from memtree.cli.render import printable
 
 
@@ -44,14 +44,7 @@ def ingest(
     if json:
         _dump(schema.ingested(report))
         return
-    for p in report.proposals:
-        where = f" → {p.decision.path}" if p.decision is not None else ""
-        print(
-            printable(
-                f"{p.outcome:<11} {p.candidate.score:>3}  {p.candidate.rule:<14} {p.provenance}{where}: "
-                f"{p.candidate.text}"
-            )
-        )
+    print_proposals(report.proposals)
     for c in report.cycles:
         print(
             printable(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from memtree import schema
-from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app, print_proposals
 from memtree.cli.render import printable
 
 
@@ -35,14 +35,7 @@ def distill(
     if json:
         _dump(schema.distilled(report))
         return
-    for p in report.proposals:
-        where = f" → {p.decision.path}" if p.decision is not None else ""
-        print(
-            printable(
-                f"{p.outcome:<11} {p.candidate.score:>3}  {p.candidate.rule:<14} {p.provenance}{where}: "
-                f"{p.candidate.text}"
-            )
-        )
+    print_proposals(report.proposals)
     print(
         f"{report.written} entr{'y' if report.written == 1 else 'ies'} written from {len(report.proposals)} candidates"
     )

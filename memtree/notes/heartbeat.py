@@ -25,12 +25,13 @@ def heartbeat(root: Path, now: float) -> dict[str, Any] | None:
         return None
     age = now - float(beat.get("time", 0))
     beat["age_s"] = round(age, 1)
-    beat["alive"] = bool(beat.get("running")) and age < STALE_AFTER_S and _pid_alive(int(beat.get("pid", 0)))
+    beat["alive"] = bool(beat.get("running")) and age < STALE_AFTER_S and pid_alive(beat.get("pid"))
     return beat
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
+def pid_alive(pid: object) -> bool:
+    """Whether a process with this id runs (one of another user counts: it exists)."""
+    if not isinstance(pid, int) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)

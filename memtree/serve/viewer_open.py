@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtree.errors import MemtreeError
+from memtree.notes.heartbeat import pid_alive
 from memtree.serve import client
 
 START_TIMEOUT_S = 60.0
@@ -41,22 +42,10 @@ class Opened:
     started: bool
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _serving(root: Path) -> dict[str, object] | None:
     """The record of a live daemon serving ``root``, or None."""
     found = client.record(str(root))
-    return found if found is not None and _alive(found.get("pid")) else None
+    return found if found is not None and pid_alive(found.get("pid")) else None
 
 
 def _start(root: Path) -> subprocess.Popen[bytes]:
