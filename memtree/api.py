@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree.lifecycle import verbs as lifecycle
@@ -70,7 +71,7 @@ class MemTree:
         self.state = RootState(root, settings=settings, refresh_interval=refresh_interval)
 
     @property
-    def root(self) -> Any:
+    def root(self) -> Path:
         """The memory root (an absolute Path)."""
         return self.state.root
 

@@ -21,7 +21,7 @@ from memtree import schema
 from memtree.config import CONFIG_FILE
 from memtree.errors import ConfigError, MemtreeError
 from memtree.serve import verbs
-from memtree.serve.watch import READ_EVENTS, Watcher, relevant
+from memtree.serve.watch import Watcher
 
 if TYPE_CHECKING:
     from memtree.api import MemTree
@@ -37,13 +37,11 @@ class EditWatcher(Watcher):
 
     edited = False
 
-    def dispatch(self, event: Any) -> None:
-        if getattr(event, "event_type", "") in READ_EVENTS:
-            return
-        super().dispatch(event)
-        paths = (getattr(event, "src_path", ""), getattr(event, "dest_path", ""))
-        if any(p and relevant(self.root, str(p)) for p in paths):
+    def dispatch(self, event: Any) -> bool:
+        if super().dispatch(event):
             self.edited = True
+            return True
+        return False
 
 
 class Dispatcher:

@@ -85,20 +85,21 @@ class Watcher:
         self._started = time.time()
 
     # watchdog calls this from its thread
-    def dispatch(self, event: Any) -> None:
-        """Collect a file event (moves count for both ends); a file only read is no event."""
+    def dispatch(self, event: Any) -> bool:
+        """Collect a file event (moves count for both ends); whether it concerns memtree (a read never does)."""
         if getattr(event, "event_type", "") in READ_EVENTS:
-            return
+            return False
         paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
         hits = [str(p) for p in paths if p and relevant(self.root, str(p))]
         if not hits:
-            return
+            return False
         now = time.monotonic()
         with self._lock:
             if not self._pending:
                 self._first = now
             self._pending.update(hits)
             self._last = now
+        return True
 
     def run(self) -> None:
         """Observe until ``stop()`` (see ``stopping_on_signals``); a dead observer is restarted, and said so."""
