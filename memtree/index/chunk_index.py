@@ -488,6 +488,11 @@ class Index:
             segments, qterms, s.partial_match, s.k1, s.b, self.term_cache, s.infix_match, tiers, boosts
         )
 
+    def vocabulary(self, prefix: str) -> Iterator[str]:
+        """Terms of the index that start with ``prefix`` (memtree.index.protocol.Engine.vocabulary)."""
+        for _, seg in self.segment_list():
+            yield from seg.starting(prefix)
+
     def chunks(
         self, tiers: frozenset[str] | None = None, skip: tuple[str, ...] = ()
     ) -> Iterator[tuple[ChunkRef, Location]]:

@@ -126,6 +126,12 @@ class Engine(Protocol):
         """
         ...
 
+    def vocabulary(self, prefix: str) -> Iterator[str]:
+        """Index terms that start with ``prefix`` (repeats allowed; a term may belong to no live
+        chunk of the tiers searched: :meth:`score` tells its df). Query repair (memtree.search.repair)
+        looks up typos' readings here."""
+        ...
+
     def chunks(
         self, tiers: frozenset[str] | None = None, skip: tuple[str, ...] = ()
     ) -> Iterator[tuple[ChunkRef, Location]]:

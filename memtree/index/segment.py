@@ -13,6 +13,7 @@ merge that rebuilds them must agree column for column.
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -154,6 +155,11 @@ class Segment:
         if lookup is None:
             lookup = self.__dict__["_lookup"] = SortedTerms(self.terms)
         return lookup.weighted(q, partial, infix)
+
+    def starting(self, prefix: str) -> list[str]:
+        """The segment's terms that start with ``prefix``, sorted (those of dead notes too)."""
+        lo = bisect.bisect_left(self.terms, prefix)
+        return self.terms[lo : bisect.bisect_left(self.terms, prefix + "\U0010ffff", lo)]
 
     def locate(self, doc: int) -> Location:
         """Where a chunk is: its note's path and its lines."""

@@ -21,7 +21,7 @@ every time.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -45,7 +45,7 @@ _JAMO = re.compile(r"[\u3130-\u318f]+")
 _PREDICATE_ENDINGS = tuple(
     """요 니다 니까 습니까 나요 까요 죠 지요 네요 군요 는데 은데 건데 던데 는지 은지 건지 던지 거든
     거든요 면서 다가 려고 려면 겠다 겠어 었어 았어 였어 했어 셨어 세요 으세요 실까 드려 드릴 었지 았지 였지
-    했지 겠지 었나 았나 였나 했나 었니 았니 했니""".split()
+    했지 겠지 었나 았나 였나 했나 었니 았니 했니 시오""".split()
 )
 
 
@@ -68,17 +68,29 @@ _DATE_UNITS = frozenset(
 )
 
 
-def _proves_little(term: str) -> bool:
+# Why: words that frame a question (would X *likely* …, *answer* yes or no) rather than name its topic
+_FRAMING = frozenset(
+    text.english_stem(w)
+    for w in "likely unlikely probably possibly perhaps maybe answer answering yes guess based".split()
+)
+
+
+def proves_little(term: str) -> bool:
     """A term whose absence from memory is no sign the memory cannot answer.
 
-    Why: a conversational predicate names no topic; a day (``@d…``), a day or month number (``3``,
+    Why: a conversational predicate, or a word that frames the question (``likely``, ``answer`` yes
+    or no), names no topic; a day (``@d…``), a day or month number (``3``,
     ``12``) or a date unit (``월``, ``일``) is how a date was written — most notes carry none, or
     write it another way (``2026-03-02``); a four-digit year still counts.
     """
-    return is_predicate_form(term) or term.startswith("@") or term in _DATE_UNITS or (term.isdigit() and len(term) <= 2)
+    if is_predicate_form(term) or term in _FRAMING or term.startswith("@") or term in _DATE_UNITS:
+        return True
+    return term.isdigit() and len(term) <= 2
 
 
-def clauses(query: str, qterms: Sequence[str], today: date | None = None) -> list[tuple[int, ...]]:
+def clauses(
+    query: str, qterms: Sequence[str], today: date | None = None, aliases: Mapping[str, str] | None = None
+) -> list[tuple[int, ...]]:
     """The query's clauses as indexes into ``qterms`` (its distinct terms); one clause for a plain question.
 
     A day a clause names (memtree.text.dates' ``@d…`` terms, relative ones read against ``today``)
@@ -88,7 +100,10 @@ def clauses(query: str, qterms: Sequence[str], today: date | None = None) -> lis
     out: list[tuple[int, ...]] = []
     for part in _CLAUSE_END.split(query):
         words, days, _ = dates.query_dates(part, today)
-        idx = tuple(dict.fromkeys(where[t] for t in [*text.terms(words), *days] if t in where))
+        said = [*text.query_terms(words), *days]
+        if aliases:
+            said = [aliases.get(t, t) for t in said]
+        idx = tuple(dict.fromkeys(where[t] for t in said if t in where))
         if idx and idx not in out:
             out.append(idx)
     return out or [tuple(range(len(qterms)))]
@@ -118,15 +133,20 @@ class Weights:
 
 
 def weigh(
-    query: str, qterms: Sequence[str], idfs: Sequence[float], dfs: Sequence[int], today: date | None = None
+    query: str,
+    qterms: Sequence[str],
+    idfs: Sequence[float],
+    dfs: Sequence[int],
+    today: date | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Weights:
     """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
     # a written date's words (7, jan, 2024) are evidenced by its day term, matched or not
     written = dates.query_dates(query, today)[2]
     weights = tuple(
-        0.0 if q in written or (df == 0 and _proves_little(q)) else idf for q, idf, df in zip(qterms, idfs, dfs)
+        0.0 if q in written or (df == 0 and proves_little(q)) else idf for q, idf, df in zip(qterms, idfs, dfs)
     )
-    parts = tuple(clauses(query, qterms, today))
+    parts = tuple(clauses(query, qterms, today, aliases))
     whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
     return Weights(weights, parts, whole)
 
@@ -144,7 +164,7 @@ def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -
 
 _QUESTION_END = re.compile(r"[?？]\s*$")
 # Why: interrogative endings (하나요, 할까요, 인가, 는지 …) mark a Korean question without a "?"
-_KO_QUESTION = tuple("나요 까요 니까 습니까 는가 은가 인가 는지 은지 인지 던가 을까 냐 니 나 죠 지요".split())
+_KO_QUESTION = tuple("나요 까요 니까 습니까 는가 은가 인가 는지 은지 인지 던가 을까 냐 니 나 죠 지요 시오".split())
 _EN_QUESTION = frozenset(
     "what when where who whom whose why how which do does did is are was were can could would will have has".split()
 )
@@ -164,7 +184,9 @@ def is_question(clause: str) -> bool:
     return text.normalize(words[0]) in _EN_QUESTION
 
 
-def boosts(query: str, qterms: Sequence[str], today: date | None, aside: float) -> list[float] | None:
+def boosts(
+    query: str, qterms: Sequence[str], today: date | None, aside: float, aliases: Mapping[str, str] | None = None
+) -> list[float] | None:
     """Per query term, how much of the BM25 score it may carry: the question's words 1, the rest ``aside``.
 
     None for a plain question, or a message whose clauses all ask (or none does): then every word
@@ -181,7 +203,8 @@ def boosts(query: str, qterms: Sequence[str], today: date | None, aside: float) 
     for part, asks in zip(parts, asking):
         if asks:
             words, days, _ = dates.query_dates(part, today)
-            for t in [*text.terms(words), *days]:
+            for t in [*text.query_terms(words), *days]:
+                t = aliases.get(t, t) if aliases else t
                 if t in where:
                     out[where[t]] = 1.0
     return out

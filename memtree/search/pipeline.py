@@ -27,7 +27,7 @@ from memtree.index.protocol import ChunkRef, Engine, Location, Scores
 from memtree.index.routing import KeywordIndex, Route, route
 from memtree.notes.tree import Tree
 from memtree.notes.usage import chunk_keys
-from memtree.search import evidence
+from memtree.search import evidence, repair
 from memtree.search.decay import Adjuster, Factors
 from memtree.search.result import Hit, SearchResult, fit, recall_source, rejection
 
@@ -64,15 +64,22 @@ def run(
     def scoring(terms: Sequence[str]) -> Scores:
         # IDF over the tiers searched: memory/ logs do not make a word cheap for a bank/ search;
         # a message that asks something ranks by its question's words most (memtree.search.evidence)
-        lift = evidence.boosts(query, terms, today, settings.aside_weight) if settings.aside_weight < 1 else None
+        lift = (
+            evidence.boosts(query, terms, today, settings.aside_weight, aliases) if settings.aside_weight < 1 else None
+        )
         return index.score(terms, searched, settings, lift, vectorize)
 
+    aliases: dict[str, str] = {}
     scored = scoring(qterms)
     if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds
         qterms = evidence.bounded(qterms, [st.df for st in scored.stats])
         scored = scoring(qterms)
+    aliases = repair.repairs(index, qterms, [st.df for st in scored.stats], searched, settings, vectorize)
+    if aliases:
+        qterms = list(dict.fromkeys(aliases.get(q, q) for q in qterms))
+        scored = scoring(qterms)
     idfs = [st.idf for st in scored.stats]
-    judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats], today)
+    judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats], today, aliases)
     routes = route(keywords, qterms, idfs, settings.partial_match, settings.infix_match)
     routed: dict[str, Route] = {}
     for node_id, rt in routes.items():

@@ -213,9 +213,24 @@ def _term(tok: str) -> str:
     return term
 
 
+# Why: a question word typed together with its noun or counter (몇층, 몇년도, 어느나라, 무슨일) hides the
+# word a note holds (3층, 1998년도, 나라) inside a term no note can hold
+_ASKING = ("어떠한", "어떤", "어느", "무슨", "몇")
+
+
+def _unask(term: str) -> str:
+    """A query term without a question word glued to its front (``몇층`` → ``층``); '' if nothing is left."""
+    for head in _ASKING:
+        if term.startswith(head) and len(term) > len(head) and is_hangul(term):
+            rest = korean_stem(term[len(head) :])
+            # a bare counter (층, 년, 명) prefixes half the vocabulary: it asks, it names nothing
+            return "" if len(rest) < 2 or rest in STOPWORDS else rest
+    return term
+
+
 def query_terms(text: str) -> list[str]:
-    """Distinct terms of a query, in first-seen order."""
-    return list(dict.fromkeys(terms(text)))
+    """Distinct terms of a query, in first-seen order (a question word glued to a noun split off)."""
+    return list(dict.fromkeys(t for t in map(_unask, terms(text)) if t))
 
 
 def estimate_tokens(text: str) -> int:
