@@ -18,11 +18,13 @@ collection) and the disk each takes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,6 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("mode", choices=("scale", "quality"))
     ap.add_argument("--chunks", default="100000", help="scale: comma-separated sizes (default: %(default)s)")
     ap.add_argument("--queries", type=int, default=500, help="scale: known-item queries (default: %(default)s)")
+    ap.add_argument(
+        "--cold", type=int, default=3, help="scale: fresh processes timed for the first search (default: %(default)s)"
+    )
     ap.add_argument(
         "--candidates", default="200", help="quality: index.milvus.candidates to try (default: %(default)s)"
     )
@@ -84,11 +89,45 @@ print(time.perf_counter() - t0)
 FIRST_QUERY = "zanzibar quokka marmalade"
 
 
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (``VmHWM``: its peak) in MB, from /proc (0 where there is none)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def heartbeat(root: Path, backend: str, every: float = 60.0) -> threading.Event:
+    """Say every ``every`` seconds how long the run has taken, its memory and how far the sync got
+    (the ledger's size), until the returned event is set: a 1M run is long and otherwise silent."""
+    stop = threading.Event()
+    t0 = time.perf_counter()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            ledger = (
+                sum(p.stat().st_size for p in (root / ".memtree" / "milvus").glob("*.json"))
+                if backend == "milvus"
+                else 0
+            )
+            progress(
+                f"{backend}: {time.perf_counter() - t0:.0f} s, RSS {rss_mb():.0f} MB"
+                + (f", ledger {ledger / 1e6:.1f} MB" if ledger else "")
+            )
+
+    threading.Thread(target=beat, daemon=True).start()
+    return stop
+
+
 def scale_one(tree: Path, work: Path, backend: str) -> dict[str, Any]:
     from memtree import MemTree
     from memtree.errors import MemtreeError
 
     root = fresh_copy(tree, work / f"{tree.name}-{backend}", settings_yaml(backend))
+    beating = heartbeat(root, backend)
     queries = load_jsonl(root / "queries.jsonl")
     spans = {s["id"]: s for s in load_jsonl(root / "spans.jsonl")}
     out: dict[str, Any] = {"backend": backend}
@@ -108,7 +147,7 @@ def scale_one(tree: Path, work: Path, backend: str) -> dict[str, Any]:
         except MemtreeError:  # a query of function words only: a miss, as the batch protocol counts it
             return []
 
-    for q in texts[:20]:
+    for q in texts[: min(20, len(texts))]:
         search(q)
     times, ranks = [], []
     for q in queries:
@@ -131,22 +170,32 @@ def scale_one(tree: Path, work: Path, backend: str) -> dict[str, Any]:
     out["disk_local_index"] = du(root / ".memtree" / "index")
     if backend == "milvus":
         out["disk_milvus"] = du(root / ".memtree" / "milvus.db") + du(root / ".memtree" / "milvus")
-    if backend == "milvus":  # let the fresh processes below open the Milvus Lite file this one holds
+    out["peak_rss_mb"] = round(rss_mb("VmHWM"))
+    progress(f"{backend}: changed note {out['changed_note_ms']} ms, peak RSS {out['peak_rss_mb']} MB")
+    beating.set()
+    if backend == "milvus":  # close the Milvus Lite file before this process ends
         from milvus_lite.server_manager import server_manager_instance
 
         server_manager_instance.release_all()
-    cold = []
-    for _ in range(3):
-        _, stdout = run([sys.executable, "-c", FIRST_SEARCH, str(root), FIRST_QUERY])
-        cold.append(float(stdout.strip().splitlines()[-1]))
-    out["first_search_s"] = round(min(cold), 2)
-    progress(f"{backend}: changed note {out['changed_note_ms']} ms, first search in a fresh process {cold}")
-    if backend == "milvus":
-        out["first_search_fell_back"] = "local engine" in stdout
+    out["root"] = str(root)
     return out
 
 
-def scale(shared: Path, work: Path, sizes: list[int], n_queries: int) -> list[dict[str, Any]]:
+def first_search(row: dict[str, Any], times: int) -> None:
+    """A fresh process's first search, ``times`` times (the best kept), once the process that built
+    the index has ended: Milvus Lite holds its file, and the memory of a large one, until then."""
+    cold = []
+    stdout = ""
+    for _ in range(times):
+        _, stdout = run([sys.executable, "-c", FIRST_SEARCH, row["root"], FIRST_QUERY])
+        cold.append(float(stdout.strip().splitlines()[-1]))
+    row["first_search_s"] = round(min(cold), 2)
+    progress(f"{row['backend']}: first search in a fresh process {cold}")
+    if row["backend"] == "milvus":
+        row["first_search_fell_back"] = "local engine" in stdout
+
+
+def scale(shared: Path, work: Path, sizes: list[int], n_queries: int, cold: int) -> list[dict[str, Any]]:
     results = []
     for n in sizes:
         tree = work / f"synth-{n}"
@@ -162,12 +211,12 @@ def scale(shared: Path, work: Path, sizes: list[int], n_queries: int) -> list[di
             proc = subprocess.run(
                 [sys.executable, __file__, "--work", str(work), "_scale_one", str(tree), backend],
                 check=True,
-                capture_output=True,
+                stdout=subprocess.PIPE,
                 text=True,
             )
-            sys.stderr.write(proc.stderr)
             row = json.loads(proc.stdout.strip().splitlines()[-1])
             row["size"] = n
+            first_search(row, cold)
             results.append(row)
     rows = [
         [
@@ -185,7 +234,12 @@ def scale(shared: Path, work: Path, sizes: list[int], n_queries: int) -> list[di
         for r in results
     ]
     head = ["chunks", "backend", "index s", "ms/query mean", "p50", "p95", "hit@5", "changed note ms", "first search s"]
-    print(md_table([*head, "disk MB (local index + Milvus)"], rows))
+    print(
+        md_table(
+            [*head, "disk MB (local index + Milvus)", "peak RSS MB"],
+            [[*r, x["peak_rss_mb"]] for r, x in zip(rows, results)],
+        )
+    )
     return results
 
 
@@ -227,14 +281,16 @@ def main(argv: list[str] | None = None) -> None:
     if "_scale_one" in argv:  # the child process of one backend's scale run
         at = argv.index("_scale_one")
         work = Path(argv[argv.index("--work") + 1])
-        print(json.dumps(scale_one(Path(argv[at + 1]), work, argv[at + 2])))
+        with contextlib.redirect_stdout(sys.stderr):  # progress on stderr, as it happens; the figures on stdout
+            row = scale_one(Path(argv[at + 1]), work, argv[at + 2])
+        print(json.dumps(row))
         return
     args = parse_args(argv)
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     if args.mode == "scale":
-        figures: Any = scale(args.shared, work, [int(n) for n in args.chunks.split(",")], args.queries)
+        figures: Any = scale(args.shared, work, [int(n) for n in args.chunks.split(",")], args.queries, args.cold)
     else:
         figures = quality(args.shared, work, [int(n) for n in args.candidates.split(",")])
     if args.json_out:
