@@ -10,9 +10,13 @@ collection) and the disk each takes.
 ``quality``: both dev trees (bench/quality.py's, materialized by SHARED_BENCH/materialize.py) through
 ``memtree.search.evaluate`` at k = 10 with a fixed moment and reinforcement off, local and Milvus
 (for each ``--candidates``), hit@1, hit@5, MRR@10 and the share of unanswerable questions left empty.
+``--embed`` indexes each tree as `memtree index --embed` does (the default model; the Milvus copies
+take the local copy's vector cache, so each tree is embedded once): the local engine then scans
+its vectors, Milvus searches the vectors its rows carry (hybrid).
 
     python bench/milvus.py ../shared/bench scale --chunks 100000
     python bench/milvus.py ../shared/bench quality --candidates 50,100,200
+    python bench/milvus.py ../shared/bench quality --embed
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument(
         "--candidates", default="200", help="quality: index.milvus.candidates to try (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--embed", action="store_true", help="quality: index with `memtree index --embed` (the semantic layer on)"
     )
     ap.add_argument("--json-out", type=Path, help="write the figures to this JSON file")
     return ap.parse_args(argv)
@@ -243,7 +250,7 @@ def scale(shared: Path, work: Path, sizes: list[int], n_queries: int, cold: int)
     return results
 
 
-def quality(shared: Path, work: Path, candidates: list[int]) -> list[dict[str, Any]]:
+def quality(shared: Path, work: Path, candidates: list[int], embed: bool = False) -> list[dict[str, Any]]:
     from memtree import MemTree
     from memtree.search.evaluate import evaluate
 
@@ -253,14 +260,25 @@ def quality(shared: Path, work: Path, candidates: list[int]) -> list[dict[str, A
         source = work / f"{name}-tree"
         if not (source / "queries.jsonl").exists():
             run([sys.executable, str(shared / "materialize.py"), str(shared / name), str(source)])
+        local_root = None
         for backend, cand in [("local", None)] + [("milvus", c) for c in candidates]:
-            root = fresh_copy(source, work / f"{name}-{backend}-{cand or 0}", settings_yaml(backend, cand))
-            MemTree(root).index()
+            root = fresh_copy(
+                source, work / f"{name}-{backend}-{cand or 0}{'-embed' if embed else ''}", settings_yaml(backend, cand)
+            )
+            if embed and local_root is not None:  # the vectors the local copy embedded: each tree embedded once
+                shutil.copytree(local_root / ".memtree" / "vectors", root / ".memtree" / "vectors")
+            t0 = time.perf_counter()
+            built = MemTree(root).index(embed=embed)
+            index_s = time.perf_counter() - t0
+            local_root = local_root or root
             report, _ = evaluate(root / "queries.jsonl", root, k=10, now=NOW)
             o = report.overall
+            label = backend if cand is None else f"milvus, {cand} candidates"
             row = {
                 "set": name,
-                "backend": backend if cand is None else f"milvus, {cand} candidates",
+                "backend": label + (" + vectors" if embed else ""),
+                "index s": index_s,
+                "embedded": (built.embedded or {}).get("embedded"),
                 "hit@1": o.hit_at_1,
                 "hit@5": o.hit_at_5,
                 "mrr@10": o.mrr_at_10,
@@ -269,7 +287,7 @@ def quality(shared: Path, work: Path, candidates: list[int]) -> list[dict[str, A
             }
             progress(json.dumps(row))
             results.append(row)
-    keys = ["hit@1", "hit@5", "mrr@10", "unanswerable empty", "ms/query"]
+    keys = ["hit@1", "hit@5", "mrr@10", "unanswerable empty", "ms/query", "index s"]
     print(
         md_table(["set", "backend", *keys], [[r["set"], r["backend"], *(f"{r[k]:.3f}" for k in keys)] for r in results])
     )
@@ -292,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.mode == "scale":
         figures: Any = scale(args.shared, work, [int(n) for n in args.chunks.split(",")], args.queries, args.cold)
     else:
-        figures = quality(args.shared, work, [int(n) for n in args.candidates.split(",")])
+        figures = quality(args.shared, work, [int(n) for n in args.candidates.split(",")], args.embed)
     if args.json_out:
         args.json_out.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
