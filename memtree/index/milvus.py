@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree.index import milvus_dense, vectors
+from memtree.index import milvus_dense
 from memtree.index.chunk_index import INDEX_FORMAT, Index, Report, _Parsed
 from memtree.index.milvus_dense import Dense
 from memtree.index.milvus_scores import MilvusScores, where
@@ -46,6 +46,7 @@ from memtree.index.milvus_store import (
     connect,
     rows_of,
 )
+from memtree.index.vectors import passage, wanted
 from memtree.notes import store
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ class MilvusIndex(Index):
         self.deleted = 0
         self._failed_at: float | None = None
         self._said: list[str] = []  # notices already handed to one refresh's caller
-        self._parsed_now: dict[str, tuple[str, str, list[tuple[int, int, list[str]]], str]] = {}
+        # path → (hash, scope, chunks, text: kept only while rows may carry vectors, for their passages)
+        self._parsed_now: dict[str, tuple[str, str, list[tuple[int, int, list[str]]], str | None]] = {}
         self._keys: dict[str, dict[str, int]] = {}  # path → row key → chunk number (from the ledger)
         self.df_cache: dict[tuple[str, float, float, frozenset[str] | None], int] = {}  # a term's df, per tiers
         self.df_version = -1  # the index version df_cache was filled at
@@ -95,7 +97,8 @@ class MilvusIndex(Index):
 
     def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
         parsed = super()._parse(f, body, digest, warnings)
-        self._parsed_now[f.path] = (digest, _scope(body), parsed.chunks, body)
+        kept = body if self.dense is not None or self.held else None
+        self._parsed_now[f.path] = (digest, _scope(body), parsed.chunks, kept)
         return parsed
 
     def shared_embedder(self, model_dir: str | None = None) -> Any:
@@ -117,7 +120,7 @@ class MilvusIndex(Index):
         """Rows carry vectors exactly when the semantic layer is on and its model loads; when that
         changes, the analyzer signature does, and the collection is another one (rebuilt)."""
         dense = None
-        if vectors.wanted(self.root, self.embed.enabled):
+        if wanted(self.root, self.embed.enabled):
             with contextlib.suppress(Exception):  # the layer says why it is off at the first search
                 dense = Dense(self.shared_embedder(), self.root)
         signature = analyzer(INDEX_FORMAT, self.k1, self.b)
@@ -154,10 +157,11 @@ class MilvusIndex(Index):
                 self.warnings.remove(said)
         self._said = []
         self.sent = self.deleted = 0
+        if not self.held:
+            self._arrange()
         report = super().refresh(force=force, progress=progress, paths=paths)
         if self.held:  # what was parsed is kept for the sync after
             return report
-        self._arrange()
         if force or self.version != self.synced_version or self.collection is None:
             self.sync(force)
         self._parsed_now.clear()
@@ -282,7 +286,7 @@ class MilvusIndex(Index):
     def _rows(self, path: str, digest: str) -> list[Row] | None:
         """A note's rows, parsed now if the refresh did not just parse it (None: it cannot be read)."""
         parsed = self._parsed_now.get(path)
-        if parsed is None or parsed[0] != digest:
+        if parsed is None or parsed[0] != digest or (self.dense is not None and parsed[3] is None):
             e = self.files[path]
             self._load(store.FileStat(path, e.tier, e.mtime_ns, e.size), [])
             parsed = self._parsed_now.get(path)
@@ -290,8 +294,8 @@ class MilvusIndex(Index):
                 return None
         passages = None
         if self.dense is not None:
-            lines = parsed[3].split("\n")
-            passages = [vectors.passage(lines, start, end) for start, end, _ in parsed[2]]
+            lines = (parsed[3] or "").split("\n")
+            passages = [passage(lines, start, end) for start, end, _ in parsed[2]]
         return rows_of(path, self.files[path].tier, parsed[1], parsed[2], passages)
 
     # --- searching ------------------------------------------------------------------------
