@@ -10,19 +10,25 @@ collection) and the disk each takes.
 ``quality``: both dev trees (bench/quality.py's, materialized by SHARED_BENCH/materialize.py) through
 ``memtree.search.evaluate`` at k = 10 with a fixed moment and reinforcement off, local and Milvus
 (for each ``--candidates``), hit@1, hit@5, MRR@10 and the share of unanswerable questions left empty.
+``--embed`` indexes each tree as `memtree index --embed` does (the default model; the Milvus copies
+take the local copy's vector cache, so each tree is embedded once): the local engine then scans
+its vectors, Milvus searches the vectors its rows carry (hybrid).
 
     python bench/milvus.py ../shared/bench scale --chunks 100000
     python bench/milvus.py ../shared/bench quality --candidates 50,100,200
+    python bench/milvus.py ../shared/bench quality --embed
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,7 +48,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--chunks", default="100000", help="scale: comma-separated sizes (default: %(default)s)")
     ap.add_argument("--queries", type=int, default=500, help="scale: known-item queries (default: %(default)s)")
     ap.add_argument(
+        "--cold", type=int, default=3, help="scale: fresh processes timed for the first search (default: %(default)s)"
+    )
+    ap.add_argument(
         "--candidates", default="200", help="quality: index.milvus.candidates to try (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--embed", action="store_true", help="quality: index with `memtree index --embed` (the semantic layer on)"
     )
     ap.add_argument("--json-out", type=Path, help="write the figures to this JSON file")
     return ap.parse_args(argv)
@@ -84,11 +96,45 @@ print(time.perf_counter() - t0)
 FIRST_QUERY = "zanzibar quokka marmalade"
 
 
+def rss_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (``VmHWM``: its peak) in MB, from /proc (0 where there is none)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def heartbeat(root: Path, backend: str, every: float = 60.0) -> threading.Event:
+    """Say every ``every`` seconds how long the run has taken, its memory and how far the sync got
+    (the ledger's size), until the returned event is set: a 1M run is long and otherwise silent."""
+    stop = threading.Event()
+    t0 = time.perf_counter()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            ledger = (
+                sum(p.stat().st_size for p in (root / ".memtree" / "milvus").glob("*.json"))
+                if backend == "milvus"
+                else 0
+            )
+            progress(
+                f"{backend}: {time.perf_counter() - t0:.0f} s, RSS {rss_mb():.0f} MB"
+                + (f", ledger {ledger / 1e6:.1f} MB" if ledger else "")
+            )
+
+    threading.Thread(target=beat, daemon=True).start()
+    return stop
+
+
 def scale_one(tree: Path, work: Path, backend: str) -> dict[str, Any]:
     from memtree import MemTree
     from memtree.errors import MemtreeError
 
     root = fresh_copy(tree, work / f"{tree.name}-{backend}", settings_yaml(backend))
+    beating = heartbeat(root, backend)
     queries = load_jsonl(root / "queries.jsonl")
     spans = {s["id"]: s for s in load_jsonl(root / "spans.jsonl")}
     out: dict[str, Any] = {"backend": backend}
@@ -108,7 +154,7 @@ def scale_one(tree: Path, work: Path, backend: str) -> dict[str, Any]:
         except MemtreeError:  # a query of function words only: a miss, as the batch protocol counts it
             return []
 
-    for q in texts[:20]:
+    for q in texts[: min(20, len(texts))]:
         search(q)
     times, ranks = [], []
     for q in queries:
@@ -131,22 +177,32 @@ def scale_one(tree: Path, work: Path, backend: str) -> dict[str, Any]:
     out["disk_local_index"] = du(root / ".memtree" / "index")
     if backend == "milvus":
         out["disk_milvus"] = du(root / ".memtree" / "milvus.db") + du(root / ".memtree" / "milvus")
-    if backend == "milvus":  # let the fresh processes below open the Milvus Lite file this one holds
+    out["peak_rss_mb"] = round(rss_mb("VmHWM"))
+    progress(f"{backend}: changed note {out['changed_note_ms']} ms, peak RSS {out['peak_rss_mb']} MB")
+    beating.set()
+    if backend == "milvus":  # close the Milvus Lite file before this process ends
         from milvus_lite.server_manager import server_manager_instance
 
         server_manager_instance.release_all()
-    cold = []
-    for _ in range(3):
-        _, stdout = run([sys.executable, "-c", FIRST_SEARCH, str(root), FIRST_QUERY])
-        cold.append(float(stdout.strip().splitlines()[-1]))
-    out["first_search_s"] = round(min(cold), 2)
-    progress(f"{backend}: changed note {out['changed_note_ms']} ms, first search in a fresh process {cold}")
-    if backend == "milvus":
-        out["first_search_fell_back"] = "local engine" in stdout
+    out["root"] = str(root)
     return out
 
 
-def scale(shared: Path, work: Path, sizes: list[int], n_queries: int) -> list[dict[str, Any]]:
+def first_search(row: dict[str, Any], times: int) -> None:
+    """A fresh process's first search, ``times`` times (the best kept), once the process that built
+    the index has ended: Milvus Lite holds its file, and the memory of a large one, until then."""
+    cold = []
+    stdout = ""
+    for _ in range(times):
+        _, stdout = run([sys.executable, "-c", FIRST_SEARCH, row["root"], FIRST_QUERY])
+        cold.append(float(stdout.strip().splitlines()[-1]))
+    row["first_search_s"] = round(min(cold), 2)
+    progress(f"{row['backend']}: first search in a fresh process {cold}")
+    if row["backend"] == "milvus":
+        row["first_search_fell_back"] = "local engine" in stdout
+
+
+def scale(shared: Path, work: Path, sizes: list[int], n_queries: int, cold: int) -> list[dict[str, Any]]:
     results = []
     for n in sizes:
         tree = work / f"synth-{n}"
@@ -162,12 +218,12 @@ def scale(shared: Path, work: Path, sizes: list[int], n_queries: int) -> list[di
             proc = subprocess.run(
                 [sys.executable, __file__, "--work", str(work), "_scale_one", str(tree), backend],
                 check=True,
-                capture_output=True,
+                stdout=subprocess.PIPE,
                 text=True,
             )
-            sys.stderr.write(proc.stderr)
             row = json.loads(proc.stdout.strip().splitlines()[-1])
             row["size"] = n
+            first_search(row, cold)
             results.append(row)
     rows = [
         [
@@ -185,11 +241,16 @@ def scale(shared: Path, work: Path, sizes: list[int], n_queries: int) -> list[di
         for r in results
     ]
     head = ["chunks", "backend", "index s", "ms/query mean", "p50", "p95", "hit@5", "changed note ms", "first search s"]
-    print(md_table([*head, "disk MB (local index + Milvus)"], rows))
+    print(
+        md_table(
+            [*head, "disk MB (local index + Milvus)", "peak RSS MB"],
+            [[*r, x["peak_rss_mb"]] for r, x in zip(rows, results)],
+        )
+    )
     return results
 
 
-def quality(shared: Path, work: Path, candidates: list[int]) -> list[dict[str, Any]]:
+def quality(shared: Path, work: Path, candidates: list[int], embed: bool = False) -> list[dict[str, Any]]:
     from memtree import MemTree
     from memtree.search.evaluate import evaluate
 
@@ -199,14 +260,25 @@ def quality(shared: Path, work: Path, candidates: list[int]) -> list[dict[str, A
         source = work / f"{name}-tree"
         if not (source / "queries.jsonl").exists():
             run([sys.executable, str(shared / "materialize.py"), str(shared / name), str(source)])
+        local_root = None
         for backend, cand in [("local", None)] + [("milvus", c) for c in candidates]:
-            root = fresh_copy(source, work / f"{name}-{backend}-{cand or 0}", settings_yaml(backend, cand))
-            MemTree(root).index()
+            root = fresh_copy(
+                source, work / f"{name}-{backend}-{cand or 0}{'-embed' if embed else ''}", settings_yaml(backend, cand)
+            )
+            if embed and local_root is not None:  # the vectors the local copy embedded: each tree embedded once
+                shutil.copytree(local_root / ".memtree" / "vectors", root / ".memtree" / "vectors")
+            t0 = time.perf_counter()
+            built = MemTree(root).index(embed=embed)
+            index_s = time.perf_counter() - t0
+            local_root = local_root or root
             report, _ = evaluate(root / "queries.jsonl", root, k=10, now=NOW)
             o = report.overall
+            label = backend if cand is None else f"milvus, {cand} candidates"
             row = {
                 "set": name,
-                "backend": backend if cand is None else f"milvus, {cand} candidates",
+                "backend": label + (" + vectors" if embed else ""),
+                "index s": index_s,
+                "embedded": (built.embedded or {}).get("embedded"),
                 "hit@1": o.hit_at_1,
                 "hit@5": o.hit_at_5,
                 "mrr@10": o.mrr_at_10,
@@ -215,7 +287,7 @@ def quality(shared: Path, work: Path, candidates: list[int]) -> list[dict[str, A
             }
             progress(json.dumps(row))
             results.append(row)
-    keys = ["hit@1", "hit@5", "mrr@10", "unanswerable empty", "ms/query"]
+    keys = ["hit@1", "hit@5", "mrr@10", "unanswerable empty", "ms/query", "index s"]
     print(
         md_table(["set", "backend", *keys], [[r["set"], r["backend"], *(f"{r[k]:.3f}" for k in keys)] for r in results])
     )
@@ -227,16 +299,18 @@ def main(argv: list[str] | None = None) -> None:
     if "_scale_one" in argv:  # the child process of one backend's scale run
         at = argv.index("_scale_one")
         work = Path(argv[argv.index("--work") + 1])
-        print(json.dumps(scale_one(Path(argv[at + 1]), work, argv[at + 2])))
+        with contextlib.redirect_stdout(sys.stderr):  # progress on stderr, as it happens; the figures on stdout
+            row = scale_one(Path(argv[at + 1]), work, argv[at + 2])
+        print(json.dumps(row))
         return
     args = parse_args(argv)
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     if args.mode == "scale":
-        figures: Any = scale(args.shared, work, [int(n) for n in args.chunks.split(",")], args.queries)
+        figures: Any = scale(args.shared, work, [int(n) for n in args.chunks.split(",")], args.queries, args.cold)
     else:
-        figures = quality(args.shared, work, [int(n) for n in args.candidates.split(",")])
+        figures = quality(args.shared, work, [int(n) for n in args.candidates.split(",")], args.embed)
     if args.json_out:
         args.json_out.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 

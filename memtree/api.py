@@ -15,6 +15,7 @@ the lock and one call; splitting it would split the one list of what memtree can
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
@@ -158,12 +159,16 @@ class MemTree:
         ``embed`` also embeds every chunk without a vector (the semantic layer).
         """
         with self.state.lock:
-            result = write.index(self.state, force, progress, now or clock())
             if not embed:
-                return result
+                return write.index(self.state, force, progress, now or clock())
             from dataclasses import replace
 
-            return replace(result, embedded=query.embed_all(self.state, embed_progress))
+            # an engine that stores the vectors too (Milvus) syncs once they are all embedded
+            hold = getattr(self.state.index, "hold", None)
+            with hold(force) if hold is not None else contextlib.nullcontext():
+                result = write.index(self.state, force, progress, now or clock())
+                embedded = query.embed_all(self.state, embed_progress)
+            return replace(result, embedded=embedded)
 
     # --- writing --------------------------------------------------------------------------
 

@@ -11,20 +11,29 @@ searched, once over the notes the tree routed to — and re-scores those candida
 exact BM25 over the terms their rows hold, so a hit's score, evidence and ``--explain`` are what
 the local engine gives whenever it is among the candidates (memtree.index.milvus_scores).
 
+With the semantic layer on, rows also carry the chunks' vectors and the layer's candidates come
+from the collection's dense search (memtree.index.milvus_dense; :meth:`MilvusIndex.nearest`).
+
 Failure: the extra missing, Milvus unreachable or its Milvus Lite file held too long → one notice
 (a search warning) and the local engine for this process (tried again after ``RETRY_S``); with
 ``index.milvus.required: true``, :class:`MilvusUnavailable` (exit 2).
+
+Why one module over 300 lines: keeping the collection in step and naming its rows as local chunks
+are one ledger's two sides; the scoring and the Milvus calls live in the modules named above.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memtree.index import milvus_dense
 from memtree.index.chunk_index import INDEX_FORMAT, Index, Report, _Parsed
-from memtree.index.milvus_scores import MilvusScores
+from memtree.index.milvus_dense import Dense
+from memtree.index.milvus_scores import MilvusScores, where
 from memtree.index.milvus_store import (
     BATCH_ROWS,
     LEDGER_DIR,
@@ -37,9 +46,12 @@ from memtree.index.milvus_store import (
     connect,
     rows_of,
 )
+from memtree.index.vectors import passage, wanted
 from memtree.notes import store
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memtree.config import SearchSettings, Settings
     from memtree.index.protocol import ChunkRef, Scores
 
@@ -60,9 +72,14 @@ class MilvusIndex(Index):
     def __init__(self, root: Path, settings: Settings) -> None:
         super().__init__(root, settings.index.max_note_bytes)
         self.config = settings.index.milvus
+        self.embed = settings.embed
         self.k1, self.b = settings.search.k1, settings.search.b
         self.signature = analyzer(INDEX_FORMAT, self.k1, self.b)
         self.name = collection_name(root, self.signature, self.config.collection)
+        self.dense: Dense | None = None  # the model whose vectors the rows carry (the semantic layer on)
+        self._embedder: Any = None
+        self._embed_error: Exception | None = None
+        self.held = False  # True: refreshes leave the collection as it is (see :meth:`hold`)
         self.collection: Collection | None = None
         self.ledger: Ledger | None = None
         self.synced_version = -1  # the index version the collection was last brought in step with
@@ -70,7 +87,8 @@ class MilvusIndex(Index):
         self.deleted = 0
         self._failed_at: float | None = None
         self._said: list[str] = []  # notices already handed to one refresh's caller
-        self._parsed_now: dict[str, tuple[str, str, list[tuple[int, int, list[str]]]]] = {}
+        # path → (hash, scope, chunks, text: kept only while rows may carry vectors, for their passages)
+        self._parsed_now: dict[str, tuple[str, str, list[tuple[int, int, list[str]]], str | None]] = {}
         self._keys: dict[str, dict[str, int]] = {}  # path → row key → chunk number (from the ledger)
         self.df_cache: dict[tuple[str, float, float, frozenset[str] | None], int] = {}  # a term's df, per tiers
         self.df_version = -1  # the index version df_cache was filled at
@@ -79,8 +97,53 @@ class MilvusIndex(Index):
 
     def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
         parsed = super()._parse(f, body, digest, warnings)
-        self._parsed_now[f.path] = (digest, _scope(body), parsed.chunks)
+        kept = body if self.dense is not None or self.held else None
+        self._parsed_now[f.path] = (digest, _scope(body), parsed.chunks, kept)
         return parsed
+
+    def shared_embedder(self, model_dir: str | None = None) -> Any:
+        """The embedder of embed.model_dir, loaded once per process for the rows and the semantic
+        layer both (memtree.search.query hands this to the layer); raises what loading raised."""
+        if self._embed_error is not None:
+            raise self._embed_error
+        if self._embedder is None:
+            from memtree import embedding
+
+            try:
+                self._embedder = embedding.load_embedder(self.embed.model_dir or None)
+            except Exception as exc:
+                self._embed_error = exc
+                raise
+        return self._embedder
+
+    def _arrange(self) -> None:
+        """Rows carry vectors exactly when the semantic layer is on and its model loads; when that
+        changes, the analyzer signature does, and the collection is another one (rebuilt)."""
+        dense = None
+        if wanted(self.root, self.embed.enabled):
+            with contextlib.suppress(Exception):  # the layer says why it is off at the first search
+                dense = Dense(self.shared_embedder(), self.root)
+        signature = analyzer(INDEX_FORMAT, self.k1, self.b)
+        if dense is not None:
+            signature += milvus_dense.signature(dense.model_id, dense.dim)
+        self.dense = dense
+        if signature != self.signature:
+            self.signature = signature
+            self.name = collection_name(self.root, signature, self.config.collection)
+            self.collection, self.ledger, self.synced_version = None, None, -1
+
+    @contextlib.contextmanager
+    def hold(self, force: bool = False) -> Iterator[None]:
+        """Refreshes inside leave the collection as it is; it is synced once on the way out
+        (`memtree index --embed` embeds first, so its rows go once, with their vectors)."""
+        self.held = True
+        try:
+            yield
+        finally:
+            self.held = False
+        self._arrange()
+        self.sync(force)
+        self._parsed_now.clear()
 
     def refresh(
         self,
@@ -94,7 +157,11 @@ class MilvusIndex(Index):
                 self.warnings.remove(said)
         self._said = []
         self.sent = self.deleted = 0
+        if not self.held:
+            self._arrange()
         report = super().refresh(force=force, progress=progress, paths=paths)
+        if self.held:  # what was parsed is kept for the sync after
+            return report
         if force or self.version != self.synced_version or self.collection is None:
             self.sync(force)
         self._parsed_now.clear()
@@ -124,7 +191,8 @@ class MilvusIndex(Index):
             client = connect(self.root, self.config.uri, self.config.timeout_s)
             n = sum(seg.n_live for seg in self.segments.values())
             avgdl = sum(seg.live_len for seg in self.segments.values()) / n if n else 1.0
-            self.collection = Collection(client, self.name, self.signature, avgdl)
+            dim = self.dense.dim if self.dense is not None else 0
+            self.collection = Collection(client, self.name, self.signature, avgdl, dim)
         except MilvusUnavailable as exc:
             self._fail(str(exc))
             return False
@@ -155,12 +223,32 @@ class MilvusIndex(Index):
                 ledger = Ledger(ledger.path, coll.epoch)
             nodes = _nodes(self.root)
             sent = deleted = 0
-            batch: list[dict[str, Any]] = []
+            batch: list[Row] = []
             done: dict[str, tuple[str, list[str]]] = {}
             changed: list[str] = []
+            dense, cache = self.dense, None
+
+            def pending() -> Iterator[tuple[str, str, list[Row], list[Row]]]:
+                """Each note not sent as it is now: its path, hash, rows and the rows the collection lacks."""
+                for path, entry in self.files.items():
+                    if ledger.notes.get(path, ("",))[0] == entry.hash:
+                        continue
+                    rows = self._rows(path, entry.hash)
+                    if rows is not None:
+                        have = remote if remote is not None else set(ledger.notes.get(path, ("", []))[1])
+                        yield path, entry.hash, rows, [row for row in rows if row.key not in have]
+
+            if dense is not None:  # embed what the vector cache lacks in one pass, before any row goes
+                cache = dense.cache()
+                dense.prepare(cache, [row.text for *_, new in pending() for row in new])
 
             def flush() -> None:
-                coll.upsert(batch)
+                vecs: list[Any] = [None] * len(batch)
+                if cache is not None and dense is not None and batch:
+                    vecs = cache.vectors_for([row.text for row in batch], dense.embedder).tolist()
+                coll.upsert(
+                    [row.fields(nodes.get(row.path, ""), coll.avgdl, self.k1, self.b, v) for row, v in zip(batch, vecs)]
+                )
                 if changed:  # the notes' older rows, and any an interrupted sync left behind
                     coll.delete_stale(changed, [k for p in changed for k in done[p][1]])
                 ledger.notes.update(done)
@@ -169,18 +257,10 @@ class MilvusIndex(Index):
                 done.clear()
                 changed.clear()
 
-            for path, entry in self.files.items():
-                if ledger.notes.get(path, ("",))[0] == entry.hash:
-                    continue
-                rows = self._rows(path, entry.hash)
-                if rows is None:
-                    continue
-                have = remote if remote is not None else set(ledger.notes.get(path, ("", []))[1])
-                for row in rows:
-                    if row.key not in have:
-                        batch.append(row.fields(nodes.get(path, ""), coll.avgdl, self.k1, self.b))
-                sent += sum(1 for row in rows if row.key not in have)
-                done[path] = (entry.hash, [row.key for row in rows])
+            for path, digest, rows, new in pending():
+                batch += new
+                sent += len(new)
+                done[path] = (digest, [row.key for row in rows])
                 if remote is None:
                     changed.append(path)
                 if len(batch) >= BATCH_ROWS:
@@ -206,13 +286,17 @@ class MilvusIndex(Index):
     def _rows(self, path: str, digest: str) -> list[Row] | None:
         """A note's rows, parsed now if the refresh did not just parse it (None: it cannot be read)."""
         parsed = self._parsed_now.get(path)
-        if parsed is None or parsed[0] != digest:
+        if parsed is None or parsed[0] != digest or (self.dense is not None and parsed[3] is None):
             e = self.files[path]
             self._load(store.FileStat(path, e.tier, e.mtime_ns, e.size), [])
             parsed = self._parsed_now.get(path)
             if parsed is None or parsed[0] != digest:  # changed again since: the next refresh sends it
                 return None
-        return rows_of(path, self.files[path].tier, parsed[1], parsed[2])
+        passages = None
+        if self.dense is not None:
+            lines = (parsed[3] or "").split("\n")
+            passages = [passage(lines, start, end) for start, end, _ in parsed[2]]
+        return rows_of(path, self.files[path].tier, parsed[1], parsed[2], passages)
 
     # --- searching ------------------------------------------------------------------------
 
@@ -233,6 +317,22 @@ class MilvusIndex(Index):
         if not self.in_step:
             return super().score(qterms, tiers, settings, boosts, vectorize)
         return MilvusScores(self, qterms, tiers, settings, boosts, vectorize)
+
+    def dense_model(self) -> str | None:
+        """The model whose vectors every row carries and :meth:`nearest` searches (memtree.index.protocol.DenseEngine);
+        None while rows carry none or Milvus is not in step (the semantic layer then scans its local vectors)."""
+        return self.dense.model_id if self.dense is not None and self.in_step else None
+
+    def nearest(
+        self, queries: np.ndarray, n: int, tiers: frozenset[str] | None, skip: tuple[str, ...] = ()
+    ) -> list[list[tuple[ChunkRef, float]]]:
+        """Per query vector, the ``n`` live chunks of ``tiers`` (none under ``skip``) with the highest inner
+        product with it, best first — asked of the collection's dense index."""
+        return milvus_dense.nearest_chunks(self, queries, n, where(tiers, skip))
+
+    def vectors(self, refs: Sequence[ChunkRef]) -> dict[ChunkRef, list[float]]:
+        """The vectors the collection holds for these chunks (a chunk without one is left out)."""
+        return milvus_dense.chunk_vectors(self, refs)
 
     def local_score(
         self, qterms: Sequence[str], tiers: frozenset[str] | None, settings: SearchSettings, vectorize: bool

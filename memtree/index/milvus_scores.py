@@ -11,6 +11,9 @@ A chunk asked about that was not a candidate (one the semantic layer found) is f
 row id and scored the same way. ``matched`` — every chunk holding a query term, which only a
 write's routing asks for — is the local scorer's. Chunks are named as the local index names them,
 so ``locate`` and the semantic layer work unchanged.
+
+Why one module over 300 lines: the candidates' exact scores and the Scores protocol's answers share
+one query's rows and matches.
 """
 
 from __future__ import annotations
@@ -61,6 +64,17 @@ class Shadowed(Protocol):
 
 
 _TERM_CACHE_SIZE = 2048
+
+
+def where(tiers: frozenset[str] | None, skip: tuple[str, ...], paths: Sequence[str] = ()) -> str:
+    """The filter of a search over ``tiers`` (None: all), none under a ``skip`` prefix, in ``paths`` if given."""
+    parts = []
+    if tiers is not None:
+        parts.append(f"tier in {listed(sorted(tiers))}")
+    parts += [f"not (path like {quote(prefix + '%')})" for prefix in skip]
+    if paths:
+        parts.append(f"path in {listed(paths)}")
+    return " and ".join(parts)
 
 
 class MilvusScores:
@@ -120,24 +134,15 @@ class MilvusScores:
 
     # --- candidates -------------------------------------------------------------------------
 
-    def _where(self, tiers: frozenset[str] | None, skip: tuple[str, ...], paths: Sequence[str] = ()) -> str:
-        parts = []
-        if tiers is not None:
-            parts.append(f"tier in {listed(sorted(tiers))}")
-        parts += [f"not (path like {quote(prefix + '%')})" for prefix in skip]
-        if paths:
-            parts.append(f"path in {listed(paths)}")
-        return " and ".join(parts)
-
-    def _ask(self, where: str, limit: int) -> None:
-        """The collection's best rows for the query among those ``where`` holds, scored exactly."""
-        if self._asked.get(where, 0) >= limit:
+    def _ask(self, expr: str, limit: int) -> None:
+        """The collection's best rows for the query among those ``expr`` holds, scored exactly."""
+        if self._asked.get(expr, 0) >= limit:
             return
-        self._asked[where] = limit
+        self._asked[expr] = limit
         coll = self.engine.collection
         if coll is None:
             return
-        self._take(coll.search(self.vector, where, limit))
+        self._take(coll.search(self.vector, expr, limit))
 
     def _take(self, rows: list[dict[str, Any]]) -> None:
         chunk_of = self.engine.chunk_of
@@ -228,28 +233,28 @@ class MilvusScores:
     ) -> tuple[list[tuple[float, ChunkRef]], Blend]:
         """Best ``k`` candidates by the keyword blend (memtree.index.protocol.Scores.top), and the blend."""
         limit = max(self.engine.config.candidates, 2 * k)
-        self._ask(self._where(tiers, skip), limit)
+        self._ask(where(tiers, skip), limit)
         routed = sorted(p for p in routes if p.split("/", 1)[0] in tiers and not p.startswith(skip))
         if routed:
-            self._ask(self._where(tiers, skip, routed), limit)
+            self._ask(where(tiers, skip, routed), limit)
         entries = []
         for ref, (raw, _, held) in self._rows.items():
-            where = self._where_is(ref)
-            if raw > 0 and where.tier in tiers and not where.path.startswith(skip):
-                entries.append((ref, where, raw, held))
+            at = self._where_is(ref)
+            if raw > 0 and at.tier in tiers and not at.path.startswith(skip):
+                entries.append((ref, at, raw, held))
         blend = Blend.of(
             tree_weight, bm25_weight, max((e[2] for e in entries), default=0.0), [st.idf for st in self.stats]
         )
         keyword = blend.keyword
         ranked: list[tuple[float, str, int, ChunkRef]] = []
         seen = set()
-        for ref, where, raw, held in entries:
-            route = routes.get(where.path)
+        for ref, at, raw, held in entries:
+            route = routes.get(at.path)
             if route is None:
-                ranked.append((keyword(raw), where.path, where.start, ref))
+                ranked.append((keyword(raw), at.path, at.start, ref))
             else:  # a routed note lifts each chunk by the share of the query the chunk itself holds
-                seen.add(where.path)
-                ranked.append((keyword(raw, route, held), where.path, where.start, ref))
+                seen.add(at.path)
+                ranked.append((keyword(raw, route, held), at.path, at.start, ref))
         for path in routed:  # the tree's parent fallback: a routed note none of whose chunks matched
             if path not in seen:
                 first = self._first_chunk(path)

@@ -2,16 +2,21 @@
 
 One row per chunk: ``id`` (a hash of everything else in the row), ``path``, ``start``/``end``
 (its 1-based lines), ``node``, ``tier``, ``bank``, ``scope`` (its note's), ``dates`` (its date
-terms), ``terms`` (memtree's analysed terms, repeats kept) and ``forms``, the sparse vector of
-its terms and the forms a query word reaches them by (memtree.index.milvus_forms).
+terms), ``terms`` (memtree's analysed terms, repeats kept), ``forms``, the sparse vector of
+its terms and the forms a query word reaches them by (memtree.index.milvus_forms), and — when the
+semantic layer is on — ``dense``, the chunk's passage vector (memtree.index.milvus_dense).
 
-The collection records memtree's analyzer — index format, tokenizer, forms, BM25's k1 and b — in
-its properties and its name; one built with another analyzer is dropped and rebuilt, never mixed.
+The collection records memtree's analyzer — index format, tokenizer, forms, BM25's k1 and b, and
+the embedding model and its dimension when rows carry vectors — in its properties and its name;
+one built with another analyzer is dropped and rebuilt, never mixed.
 It also records an *epoch*, drawn when it is created: memtree's ledger (``.memtree/milvus/``)
 says which rows it has sent under which epoch, so a collection deleted or rebuilt elsewhere is
 noticed and filled again, and a sync interrupted half-way resumes from its last batch.
 
 Everything here is derived: deleting the collection or the ledger loses nothing.
+
+Why one module over 300 lines: the row's shape, the collection's schema and the ledger's keys are
+one format; apart, a change to one would have to be made in three places.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ BATCH_ROWS = 1000
 ID_BATCH = 500
 """Ids per delete or fetch expression."""
 _PROPS = ("memtree.analyzer", "memtree.epoch", "memtree.avgdl")
+DENSE_FIELD = "dense"
+DENSE_INDEX = "AUTOINDEX"
+"""The vectors' index: Milvus chooses (a server its default graph index; Milvus Lite HNSW through faiss)."""
 
 
 class MilvusUnavailable(MemtreeError):
@@ -113,7 +121,7 @@ def _why(exc: Exception) -> str:
 
 @dataclass
 class Row:
-    """One chunk as a Milvus row (without its sparse vector, made when it is sent)."""
+    """One chunk as a Milvus row (without its vectors, made when it is sent)."""
 
     key: str
     path: str
@@ -122,10 +130,11 @@ class Row:
     tier: str
     scope: str
     terms: list[str]
+    text: str = ""  # its passage, when rows carry the semantic layer's vectors
 
-    def fields(self, node: str, avgdl: float, k1: float, b: float) -> dict[str, Any]:
+    def fields(self, node: str, avgdl: float, k1: float, b: float, dense: Any = None) -> dict[str, Any]:
         parts = self.path.split("/")
-        return {
+        out = {
             "id": self.key,
             "path": self.path,
             "start": self.start,
@@ -138,15 +147,30 @@ class Row:
             "terms": forms.joined(self.terms),
             "forms": forms.doc_vector(self.terms, k1, b, avgdl),
         }
+        if dense is not None:
+            out[DENSE_FIELD] = dense
+        return out
 
 
-def rows_of(path: str, tier: str, scope: str, chunks: Sequence[tuple[int, int, list[str]]]) -> list[Row]:
-    """A note's chunks as rows; a row's key is the hash of its content, so an unchanged chunk keeps it."""
+def rows_of(
+    path: str,
+    tier: str,
+    scope: str,
+    chunks: Sequence[tuple[int, int, list[str]]],
+    passages: Sequence[str] | None = None,
+) -> list[Row]:
+    """A note's chunks as rows; a row's key is the hash of its content, so an unchanged chunk keeps it.
+
+    With ``passages`` (rows that carry vectors) the key covers the passage text too: two texts
+    with the same terms (a changed comma, a capital) have different vectors."""
     out = []
-    for start, end, terms in chunks:
-        body = f"{path}\0{start}\0{end}\0{tier}\0{scope}\0{forms.joined(terms)}".encode()
-        key = hashlib.blake2b(body, digest_size=16).hexdigest()
-        out.append(Row(key, path, start, end, tier, scope, terms))
+    for i, (start, end, terms) in enumerate(chunks):
+        text = passages[i] if passages is not None else ""
+        body = f"{path}\0{start}\0{end}\0{tier}\0{scope}\0{forms.joined(terms)}"
+        if passages is not None:
+            body += "\0\0" + text
+        key = hashlib.blake2b(body.encode(), digest_size=16).hexdigest()
+        out.append(Row(key, path, start, end, tier, scope, terms, text))
     return out
 
 
@@ -162,8 +186,8 @@ def listed(values: Iterable[str]) -> str:
 class Collection:
     """memtree's collection in one Milvus: created, checked against the analyzer, written and read."""
 
-    def __init__(self, client: Any, name: str, signature: str, avgdl: float) -> None:
-        self.client, self.name, self.signature = client, name, signature
+    def __init__(self, client: Any, name: str, signature: str, avgdl: float, dim: int = 0) -> None:
+        self.client, self.name, self.signature, self.dim = client, name, signature, dim
         self.epoch, self.avgdl = self._open(avgdl)
 
     def _open(self, avgdl: float) -> tuple[str, float]:
@@ -202,11 +226,15 @@ class Collection:
         s.add_field("dates", DataType.VARCHAR, max_length=65535)
         s.add_field("terms", DataType.VARCHAR, max_length=65535)
         s.add_field("forms", DataType.SPARSE_FLOAT_VECTOR)
+        if self.dim:
+            s.add_field(DENSE_FIELD, DataType.FLOAT_VECTOR, dim=self.dim)
         return s
 
     def _indexes(self) -> Any:
         params = self.client.prepare_index_params()
         params.add_index("forms", index_type="SPARSE_INVERTED_INDEX", metric_type="IP")
+        if self.dim:
+            params.add_index(DENSE_FIELD, index_type=DENSE_INDEX, metric_type="IP")
         return params
 
     # --- writing ----------------------------------------------------------------------------

@@ -10,6 +10,10 @@ serves the same pipeline by implementing the two protocols here:
   blend (memtree.index.blend) with routed notes lifted, and per chunk its BM25, how strongly it
   matched each query term (the evidence search judges coverage and rejection by) and where it is.
 
+An engine that also stores the semantic layer's vectors and searches them (Milvus) implements
+:class:`DenseEngine` too — optional: memtree.search.semantic asks for it by its methods, and scans
+its own vectors over any other engine.
+
 A chunk is named by a :data:`ChunkRef`, opaque to search: it only hands a ref back to the engine
 that made it, and uses it as a key. A chunk's text is its note's lines ``start``..``end``, which
 search reads from the note itself (Markdown is the truth), so an engine need not store text.
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memtree.config import SearchSettings
     from memtree.index.blend import Blend
 
@@ -136,4 +142,25 @@ class Engine(Protocol):
         self, tiers: frozenset[str] | None = None, skip: tuple[str, ...] = ()
     ) -> Iterator[tuple[ChunkRef, Location]]:
         """Every live chunk of ``tiers`` (None: all) not under a ``skip`` prefix, note by note in index order."""
+        ...
+
+
+class DenseEngine(Engine, Protocol):
+    """An engine that keeps each chunk's vector of the semantic layer's model and searches them itself."""
+
+    def dense_model(self) -> str | None:
+        """The model id whose vectors the engine holds for every live chunk and searches now; None
+        when it cannot (no vectors, another model, out of step): the layer then scans its own."""
+        ...
+
+    def nearest(
+        self, queries: np.ndarray, n: int, tiers: frozenset[str] | None, skip: tuple[str, ...] = ()
+    ) -> list[list[tuple[ChunkRef, float]]]:
+        """Per query vector (rows of ``queries``), the ``n`` live chunks of ``tiers`` (None: all; none
+        under a ``skip`` prefix) with the highest inner product with it, best first, with that product.
+        Approximate where the engine's index is (a graph index may miss a few)."""
+        ...
+
+    def vectors(self, refs: Sequence[ChunkRef]) -> Mapping[ChunkRef, Sequence[float]]:
+        """The vectors the engine holds for these chunks (a chunk without one is left out)."""
         ...

@@ -32,6 +32,26 @@ if TYPE_CHECKING:
 
 DIGEST = 16
 FORMAT = 1
+VECTORS_DIR = "vectors"
+"""Under .memtree/: the vector caches of every model used."""
+
+
+def wanted(root: Path, enabled: str) -> bool:
+    """Whether the semantic layer is on: embed.enabled "on", or "auto" once `memtree index --embed`
+    has built vectors (the folder holds a cache)."""
+    if enabled == "off":
+        return False
+    if enabled == "on":
+        return True
+    folder = root / store.STATE_DIR / VECTORS_DIR
+    return folder.is_dir() and any(folder.iterdir())
+
+
+def passage(lines: Sequence[str], start: int, end: int) -> str:
+    """The text a chunk is embedded as: its lines ``start``..``end`` (1-based) without memtree's metadata."""
+    from memtree.notes.entries import strip_meta
+
+    return strip_meta("\n".join(lines[start - 1 : end])).strip()
 
 
 def digest(text: str) -> bytes:
@@ -110,6 +130,11 @@ class VectorCache:
             total += 1
             have += digest(t) in keys
         return have, total
+
+    def absent(self, texts: Iterable[str]) -> list[str]:
+        """The distinct ``texts`` that have no vector yet, in first-seen order."""
+        keys = self._keys()
+        return [t for t in dict.fromkeys(texts) if digest(t) not in keys]
 
     def lookup(self, texts: Sequence[str]) -> tuple[np.ndarray, list[int]]:
         """The cached vector of each text (zeros where missing) and the indexes of the missing ones."""

@@ -33,7 +33,7 @@ from memtree.search.result import Hit, SearchResult, fit, recall_source, rejecti
 
 if TYPE_CHECKING:
     from memtree.index.blend import Blend
-    from memtree.search.semantic import SemanticScores
+    from memtree.search.fusion import Fused
 
 
 def run(
@@ -51,7 +51,7 @@ def run(
     skip: tuple[str, ...] = (),
     want_keys: bool = False,
     adjust: Adjuster | None = None,
-    semantic: SemanticScores | None = None,
+    semantic: Fused | None = None,
     today: date | None = None,
 ) -> SearchResult:
     """Rank the chunks of ``tiers`` for ``qterms``; see the module docstring.
@@ -141,6 +141,8 @@ def run(
             bounds = _ceilings(wanted, masses, places, judged, most, settings.evidence_weight)
             ranked = _weigh_lazily(wanted, k, bounds, scored, evidenced, candidate, settings.evidence_weight, most)
         else:
+            if semantic is not None:
+                semantic.known([ref for _, ref in wanted])
             table = scored.strengths([ref for _, ref in wanted])  # one batch: numpy pays per call
             found = [evidenced(kw, ref, st) for (kw, ref), st in zip(wanted, table)]
             ranked = [c for ev in found if (c := candidate(ev)) is not None]

@@ -159,7 +159,7 @@ def search(
         notices.append(layer.notice)  # said once per state: the downgrade is news only once
         state.semantic_noticed = True
     if notices or sem is not None:
-        from memtree.search.semantic import RRF_K
+        from memtree.search.fusion import RRF_K
 
         weights = dict(result.weights)
         if sem is not None:
@@ -259,7 +259,9 @@ def semantic_layer(state: RootState) -> Layer | None:
         from memtree.search.semantic import Layer
 
         s = state.settings.search
-        state.semantic = Layer(state.root, state.settings.embed, s.keyword_weight, s.semantic_weight)
+        # an engine that stores the vectors loads the model for its rows: the layer uses that one
+        loader = getattr(state.index, "shared_embedder", None)
+        state.semantic = Layer(state.root, state.settings.embed, s.keyword_weight, s.semantic_weight, loader)
     layer: Layer = state.semantic
     return layer
 

@@ -1,9 +1,9 @@
 """The semantic layer (L4): query–chunk cosine similarity from a local ONNX sentence embedder, fused.
 
-    linear:  blended = keyword_weight × keyword + semantic_weight × semantic      (0.6 / 0.4)
-    rrf:     blended = (1/(60 + rank_keyword) + 1/(60 + rank_semantic)) × 61/2     (max 1)
-
-``semantic`` is the chunk's cosine min–max normalized over the searched chunks (the best is 1).
+Fusion (memtree.search.fusion): linear, ``0.6 × keyword + 0.4 × semantic``, or rrf, with
+``semantic`` the chunk's cosine min–max normalized over the searched chunks (the best is 1).
+Over an engine that stores the vectors itself (Milvus) the engine finds the nearest chunks
+(memtree.search.served); otherwise the cosines come from the local vectors, every chunk scanned.
 A chat message that asks among other talk is embedded as its questions, each chunk taking its best
 cosine over them (``query_texts``); anything else is embedded whole.
 Then decay, recency and scope multiply it as they do the keyword score. Rejection: a search with
@@ -22,28 +22,27 @@ fusion of one query's cosines are one cache's life cycle.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from memtree.index.vectors import VECTORS_DIR, passage, wanted
 from memtree.notes import store
-from memtree.notes.entries import strip_meta
 from memtree.search import evidence
+from memtree.search.fusion import Fused
 
 if TYPE_CHECKING:
     import numpy as np
 
     from memtree.config import EmbedSettings
-    from memtree.index.protocol import ChunkRef, Engine
+    from memtree.index.protocol import ChunkRef, DenseEngine, Engine
 
     Searched = tuple[frozenset[str], tuple[str, ...]]
     """The chunks a search covers: its tiers, and the path prefixes it skips (disabled banks)."""
 
-RRF_K = 60
 UNCALIBRATED = 1.01
 """τ for a model nobody calibrated: meaning alone never overrides keyword rejection."""
-VECTORS_DIR = "vectors"
 
 
 def query_texts(query: str, limit: int) -> list[str]:
@@ -69,8 +68,8 @@ def load(model_dir: str | None) -> Any:
     return load_embedder(model_dir)
 
 
-class SemanticScores:
-    """One query's cosine similarity to every searched chunk, and how it fuses with keywords."""
+class SemanticScores(Fused):
+    """One query's cosine similarity to every searched chunk, from the local vectors."""
 
     def __init__(
         self,
@@ -85,12 +84,12 @@ class SemanticScores:
     ) -> None:
         import numpy as np
 
+        super().__init__(keyword_weight, semantic_weight, fusion, threshold)
         self._rows, self._cos, self._docs = rows, cos, docs
         self._allowed = allowed
         searched = cos[allowed] if allowed.any() else np.zeros(1, dtype=np.float32)
         self.best = float(searched.max())
         self.low = float(searched.min())
-        self.kw, self.sw, self.fusion, self.threshold = keyword_weight, semantic_weight, fusion, threshold
 
     def cos(self, ref: ChunkRef) -> float | None:
         """The chunk's cosine similarity to the query (None: it has no vector)."""
@@ -109,35 +108,6 @@ class SemanticScores:
         best = best[np.argsort(-masked[best], kind="stable")]
         return [self._docs[i] for i in best.tolist()]
 
-    def normalized(self, cos: float | None) -> float:
-        if cos is None:
-            return 0.0
-        span = self.best - self.low
-        return max(0.0, (cos - self.low) / span) if span > 0 else 1.0
-
-    def fuse(self, candidates: Sequence[Any]) -> dict[ChunkRef, float]:
-        """Chunk → blended score, for the candidates (memtree.search.pipeline._Candidate)."""
-        if self.fusion == "rrf":
-            by_kw = sorted(candidates, key=lambda c: -c.keyword)
-            by_sem = sorted(candidates, key=lambda c: -(c.cos if c.cos is not None else -2.0))
-            rank_kw = {c.ref: r for r, c in enumerate(by_kw, 1)}
-            rank_sem = {c.ref: r for r, c in enumerate(by_sem, 1)}
-            scale = (RRF_K + 1) / 2
-            return {
-                key: round(scale * (1 / (RRF_K + rank_kw[key]) + 1 / (RRF_K + rank_sem[key])), 6) for key in rank_kw
-            }
-        return {c.ref: self.kw * c.keyword + self.sw * self.normalized(c.cos) for c in candidates}
-
-    def confident(self, returned: Sequence[Any]) -> bool:
-        """Whether a returned chunk is close enough in meaning to answer without keyword evidence."""
-        return any(c.cos is not None and c.cos >= self.threshold for c in returned)
-
-    def signals(self, c: Any) -> dict[str, float]:
-        return {
-            "semantic": round(c.cos, 4) if c.cos is not None else 0.0,
-            "semantic_norm": round(self.normalized(c.cos), 4),
-        }
-
 
 @dataclass
 class _Aligned:
@@ -152,9 +122,17 @@ class _Aligned:
 class Layer:
     """The semantic layer of one MemTree: loads the embedder once, keeps vectors aligned to the index."""
 
-    def __init__(self, root: Path, settings: EmbedSettings, keyword_weight: float, semantic_weight: float) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: EmbedSettings,
+        keyword_weight: float,
+        semantic_weight: float,
+        loader: Callable[[str | None], Any] | None = None,
+    ) -> None:
         self.root, self.settings = root, settings
         self.kw, self.sw = keyword_weight, semantic_weight
+        self.loader = loader  # an engine's, when it stores vectors too: one model loaded per process
         self.notice: str | None = None  # why the layer is off (said once)
         self._embedder: Any = None
         self._aligned: _Aligned | None = None
@@ -163,19 +141,13 @@ class Layer:
 
     def wanted(self) -> bool:
         """On when embed.enabled is "on", or "auto" and `memtree index --embed` has built vectors."""
-        mode = self.settings.enabled
-        if mode == "off":
-            return False
-        if mode == "on":
-            return True
-        folder = self.root / store.STATE_DIR / VECTORS_DIR
-        return folder.is_dir() and any(folder.iterdir())
+        return wanted(self.root, self.settings.enabled)
 
     def embedder(self) -> Any:
         """The embedder, loaded once; None (with ``notice`` set) when it cannot be."""
         if self._embedder is None and not self._failed:
             try:
-                self._embedder = load(self.settings.model_dir or None)
+                self._embedder = (self.loader or load)(self.settings.model_dir or None)
             except Exception as exc:  # a missing extra or a broken model must not break search
                 from memtree.errors import MemtreeError
 
@@ -193,12 +165,22 @@ class Layer:
         query: str,
         searched: Searched,
         read_lines: Callable[[str], list[str]],
-    ) -> SemanticScores | None:
+    ) -> Fused | None:
         """The query's similarity to every chunk searched (``searched``: tiers and skipped path
         prefixes), or None when the layer is off or fails."""
         embedder = self.embedder()
         if embedder is None:
             return None
+        if self.served(index):
+            from memtree.search.served import ServedScores
+
+            try:
+                queries = embedder.embed(query_texts(query, self.settings.max_questions), kind="query")
+                engine = cast("DenseEngine", index)
+                s = self.settings
+                return ServedScores(engine, queries, searched, self.kw, self.sw, s.fusion, self.threshold(embedder))
+            except Exception:  # the engine failed mid-query: the local vectors answer this one
+                pass
         try:
             import numpy as np
 
@@ -222,8 +204,20 @@ class Layer:
                 "(run `memtree index --embed`)"
             )
         s = self.settings
-        threshold = s.min_similarity or getattr(embedder, "min_similarity", None) or UNCALIBRATED
-        return SemanticScores(aligned.rows, aligned.docs, cos, allowed, self.kw, self.sw, s.fusion, threshold)
+        return SemanticScores(
+            aligned.rows, aligned.docs, cos, allowed, self.kw, self.sw, s.fusion, self.threshold(embedder)
+        )
+
+    def threshold(self, embedder: Any) -> float:
+        """τ: embed.min_similarity, else the model's calibrated one, else :data:`UNCALIBRATED`."""
+        return self.settings.min_similarity or getattr(embedder, "min_similarity", None) or UNCALIBRATED
+
+    def served(self, index: Engine) -> bool:
+        """Whether ``index`` stores this model's vectors and searches them itself, in step now
+        (memtree.index.protocol.DenseEngine): the layer then asks it, and aligns nothing locally."""
+        embedder = self._embedder
+        dense_model = getattr(index, "dense_model", None)
+        return embedder is not None and dense_model is not None and dense_model() == embedder.model_id
 
     def align(
         self,
@@ -266,7 +260,7 @@ def _chunk_texts(index: Engine, read_lines: Callable[[str], list[str]]) -> tuple
         if where.path != path:  # chunks come note by note: each note is read once
             path, lines = where.path, read_lines(where.path)
         rows[ref] = len(texts)
-        texts.append(_passage(lines, where.start, where.end))
+        texts.append(passage(lines, where.start, where.end))
     return rows, texts
 
 
@@ -275,10 +269,6 @@ def _read_lines(root: Path, path: str) -> list[str]:
         return store.read_note(root / path).split("\n")
     except (OSError, UnicodeDecodeError):
         return []
-
-
-def _passage(lines: list[str], start: int, end: int) -> str:
-    return strip_meta("\n".join(lines[start - 1 : end])).strip()
 
 
 def coverage(root: Path, index: Engine, layer: Layer) -> dict[str, Any]:

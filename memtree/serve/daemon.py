@@ -162,7 +162,8 @@ class Daemon:
             layer = query.semantic_layer(state)
             if layer is not None and layer.wanted() and layer.embedder() is not None:
                 with contextlib.suppress(Exception):  # a failing layer says so at the first search
-                    layer.align(state.index, state.read_lines)
+                    if not layer.served(state.index):  # an engine that searches the vectors needs none here
+                        layer.align(state.index, state.read_lines)
                     layer.embedder().embed(["memtree"], kind="query")
 
     def listen(self) -> None:
