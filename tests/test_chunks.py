@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memtree.notes import chunks
 from memtree.notes.chunks import CHUNK_MAX_CHARS
 
@@ -200,3 +203,17 @@ def test_a_longer_fence_is_closed_only_by_a_fence_as_long() -> None:
 def test_a_fence_line_with_an_info_string_does_not_close_the_block() -> None:
     source = "```\n첫 줄\n```python\n둘째 줄\n```\n"
     assert spans(source) == [(1, 5)]
+
+
+_LINES = st.sampled_from(
+    ["# A", "## B", "### C", "#### D", "text", "", "- item", "  - nested", "```", "~~~~", "# in code?", "---", "| t |"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, max_size=30))
+def test_chunk_headings_are_the_ones_parse_gives(lines: list[str]) -> None:
+    """memtree.notes.chunks.chunk_headings (one pass, no YAML) agrees with parse() on every chunk."""
+    doc = chunks.parse("\n".join(lines))
+    spans = [(c.start, c.end) for c in doc.chunks]
+    assert chunks.chunk_headings(list(doc.lines), spans) == [c.headings for c in doc.chunks]

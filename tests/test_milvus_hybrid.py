@@ -105,7 +105,7 @@ def passages(root: Path, engine: MilvusIndex) -> dict[tuple[str, int, int], str]
     out = {}
     for _, where in engine.chunks():
         lines = (root / where.path).read_text(encoding="utf-8").split("\n")
-        out[(where.path, where.start, where.end)] = vectors.passage(lines, where.start, where.end)
+        out[(where.path, where.start, where.end)] = vectors.passages(lines, [(where.start, where.end)])[0]
     return out
 
 

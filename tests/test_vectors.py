@@ -188,3 +188,14 @@ def test_with_the_onnx_runtime_embedder(tmp_path: Path) -> None:
     embedder.embed = lambda texts, kind, **kw: calls.append(len(texts)) or real(texts, kind, **kw)  # type: ignore[method-assign]
     VectorCache(tmp_path / "vectors", embedder.model_id, embedder.dim).vectors_for([*texts, "cherry"], embedder)
     assert calls == [1]
+
+
+def test_a_passage_is_the_chunk_under_its_headings() -> None:
+    from memtree.index.vectors import passages
+
+    lines = "# Deploy\n\n## Rollback\n\n- revert the tag <!-- memtree:id=a1 -->\n- redeploy\n".split("\n")
+    assert passages(lines, [(1, 1), (3, 5), (6, 6)]) == [
+        "# Deploy",
+        "Deploy\n## Rollback\n\n- revert the tag",
+        "Deploy › Rollback\n- redeploy",
+    ]

@@ -46,7 +46,7 @@ from memtree.index.milvus_store import (
     connect,
     rows_of,
 )
-from memtree.index.vectors import passage, wanted
+from memtree.index.vectors import passages, wanted
 from memtree.notes import store
 
 if TYPE_CHECKING:
@@ -292,11 +292,11 @@ class MilvusIndex(Index):
             parsed = self._parsed_now.get(path)
             if parsed is None or parsed[0] != digest:  # changed again since: the next refresh sends it
                 return None
-        passages = None
+        texts = None
         if self.dense is not None:
             lines = (parsed[3] or "").split("\n")
-            passages = [passage(lines, start, end) for start, end, _ in parsed[2]]
-        return rows_of(path, self.files[path].tier, parsed[1], parsed[2], passages)
+            texts = passages(lines, [(start, end) for start, end, _ in parsed[2]])
+        return rows_of(path, self.files[path].tier, parsed[1], parsed[2], texts)
 
     # --- searching ------------------------------------------------------------------------
 

@@ -47,11 +47,23 @@ def wanted(root: Path, enabled: str) -> bool:
     return folder.is_dir() and any(folder.iterdir())
 
 
-def passage(lines: Sequence[str], start: int, end: int) -> str:
-    """The text a chunk is embedded as: its lines ``start``..``end`` (1-based) without memtree's metadata."""
+def passages(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[str]:
+    """The texts a note's chunks are embedded as: per chunk (1-based lines ``start``..``end``), the
+    headings it sits under, then its lines without memtree's metadata.
+
+    Why the headings: a chunk is often one turn or one paragraph that does not name what it is
+    about — the session and its day, the article — and its heading does (the keyword index
+    indexes the same words with it). On the LoCoMo dev set the layer's hit@5 rose from 0.653 to
+    0.661 (chat messages 0.625 → 0.653), KorQuAD's stayed 0.993 (README "Semantic search").
+    """
+    from memtree.notes.chunks import chunk_headings
     from memtree.notes.entries import strip_meta
 
-    return strip_meta("\n".join(lines[start - 1 : end])).strip()
+    out = []
+    for (start, end), above in zip(spans, chunk_headings(lines, spans)):
+        text = strip_meta("\n".join(lines[start - 1 : end])).strip()
+        out.append(" › ".join(above) + "\n" + text if above else text)
+    return out
 
 
 def digest(text: str) -> bytes:

@@ -12,6 +12,7 @@ and, inside one huge line, at whitespace, so one giant paragraph cannot stall in
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,3 +246,36 @@ def _cut_line(line: str) -> list[str]:
     if line[start:].strip():
         pieces.append(line[start:])
     return pieces
+
+
+
+def chunk_headings(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[tuple[str, ...]]:
+    """The headings each chunk (1-based lines ``start``..``end`` of the note ``lines``) sits under,
+    outside its own lines: :attr:`Chunk.headings` as :func:`parse` gives it, read in one pass
+    without parsing the note (frontmatter and fenced code hold no heading). The semantic layer
+    prefixes a chunk's passage with them (memtree.index.vectors.passage)."""
+    trails: list[tuple[tuple[int, str], ...]] = []
+    trail: list[tuple[int, int, str]] = []
+    body = 0
+    if lines and lines[0].strip() == "---":
+        body = next((i + 1 for i in range(1, min(len(lines), 500)) if lines[i].strip() in ("---", "...")), 0)
+    close: re.Pattern[str] | None = None
+    for i, line in enumerate(lines):
+        if i >= body:
+            if close is not None:
+                if close.match(line):
+                    close = None
+            elif (fence := _FENCE.match(line)) is not None:
+                marker = fence.group(1)
+                close = re.compile(rf"^\s{{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
+            elif (m := _HEADING.match(line)) is not None:
+                level = len(m.group(1))
+                while trail and trail[-1][0] >= level:
+                    trail.pop()
+                trail.append((level, i, _heading_text(line)))
+        trails.append(tuple((at, text) for _, at, text in trail))
+    out = []
+    for start, end in spans:
+        above = trails[start - 1] if 0 < start <= len(trails) else ()
+        out.append(tuple(text for at, text in above if not start - 1 <= at <= end - 1))
+    return out

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from memtree.index.vectors import VECTORS_DIR, passage, wanted
+from memtree.index.vectors import VECTORS_DIR, passages, wanted
 from memtree.notes import store
 from memtree.search import evidence
 from memtree.search.fusion import Fused
@@ -255,12 +255,20 @@ def _chunk_texts(index: Engine, read_lines: Callable[[str], list[str]]) -> tuple
     """Every live chunk's passage text, in index order, and its row: chunk → row."""
     rows: dict[ChunkRef, int] = {}
     texts: list[str] = []
-    path, lines = None, []
+    path: str | None = None
+    spans: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        if path is not None:
+            texts.extend(passages(read_lines(path), spans))
+
     for ref, where in index.chunks():
         if where.path != path:  # chunks come note by note: each note is read once
-            path, lines = where.path, read_lines(where.path)
-        rows[ref] = len(texts)
-        texts.append(passage(lines, where.start, where.end))
+            flush()
+            path, spans = where.path, []
+        rows[ref] = len(texts) + len(spans)
+        spans.append((where.start, where.end))
+    flush()
     return rows, texts
 
 
