@@ -74,3 +74,21 @@ def test_both_backends_agree_on_words_inside_compounds() -> None:
         assert dict(np_.matched()) == pytest.approx(dict(py.matched()))  # each chunk's Σ idf × strength
         assert [(s.term, s.df) for s in np_.stats] == [(s.term, s.df) for s in py.stats]
     assert bm25.score([seg], ["배포"], infix=0.5).strengths([(0, 2)]) == [[0.5]]
+
+
+def test_both_backends_count_a_chunk_once_when_a_word_matches_several_of_its_terms() -> None:
+    """One query word may prefix-match several neighbouring terms (나왔 ~ 나왔다, 나왔으며); a chunk
+    holding two of them is one chunk for df and one sum of tf for BM25 (the numpy scorer once took
+    such a range's postings for one term's: df 14 where 13 chunks held the word)."""
+    from memtree.index import bm25
+    from memtree.index.segment import build_segment
+    from memtree.text import terms as text
+
+    docs = ["그는 서울에서 나왔다", "책이 나왔으며 곧 다시 나왔다", "다른 이야기", "새 앨범이 나왔지"]
+    seg = build_segment([("bank/a.md", [(i + 1, i + 1, text.terms(d)) for i, d in enumerate(docs)])])
+    chunks = [(0, d) for d in range(len(docs))]
+    py = bm25.score([seg], ["나왔"])
+    np_ = dense.score([seg], ["나왔"])
+    assert [(s.term, s.df) for s in np_.stats] == [(s.term, s.df) for s in py.stats] == [("나왔", 3)]
+    assert [np_.raw(c) for c in chunks] == pytest.approx([py.raw(c) for c in chunks])
+    assert np_.raw((0, 1)) > np_.raw((0, 0)) > 0  # two matching words outweigh one

@@ -83,6 +83,7 @@ def _term_matches(
     parts, weights, exact = [], [], []
     strong: list[Any] = []  # postings of exact and prefix matches
     inside: list[Any] = []  # postings of infix matches
+    one_term = True
     for lo, hi, w, kind in seg.expand(q, partial, infix):
         s, e = seg.offsets[lo], seg.offsets[hi]
         if e > s:
@@ -92,10 +93,12 @@ def _term_matches(
             (inside if kind is Match.INFIX else strong).append(docs)
             if kind is Match.EXACT:
                 exact.append(docs)
+            one_term = one_term and hi - lo == 1
     empty = np.zeros(0, dtype=np.int32)
     if not parts:
         return (empty, np.zeros(0)), (empty, empty, empty)
-    if len(parts) == 1:  # one term's postings are already sorted by chunk and unique
+    # Why one term, not one range: a range of several terms (나왔다, 나왔다고 …) holds a chunk once per term
+    if len(parts) == 1 and one_term:  # one term's postings are already sorted by chunk and unique
         docs, tf = parts[0], weights[0]
     else:
         docs, tf = _merge(np.concatenate(parts), np.concatenate(weights), len(seg.doc_len))

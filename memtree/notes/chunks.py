@@ -248,7 +248,6 @@ def _cut_line(line: str) -> list[str]:
     return pieces
 
 
-
 def chunk_headings(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[tuple[str, ...]]:
     """The headings each chunk (1-based lines ``start``..``end`` of the note ``lines``) sits under,
     outside its own lines: :attr:`Chunk.headings` as :func:`parse` gives it, read in one pass
