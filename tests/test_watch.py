@@ -186,9 +186,13 @@ def test_a_new_note_is_indexed_and_a_deleted_one_dropped(sample_root: Path) -> N
             "# 배포 체크리스트\n\n- 마이그레이션을 스테이징에서 먼저 돌린다\n", encoding="utf-8"
         )
         log.wait(f"indexed {new}")
+        log.wait("added node ops/배포-체크리스트")
         wait_for(lambda: indexed_as_on_disk(sample_root, new), "the new note in the persisted index")
         (sample_root / gone).unlink()
         log.wait(f"dropped {gone}")
+        # Why wait for the node line too: the watcher updates tree-index.json after the index, so on a
+        # loaded machine the line may come a moment after the index is persisted
+        log.wait(f"dropped node identity/personality ({gone} is gone)")
         wait_for(lambda: gone not in persisted(sample_root).files, "the deleted note gone from the index")
         assert log.actions() == [
             f"indexed {new}",
