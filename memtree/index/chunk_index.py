@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import time
+from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from memtree.index import bm25, dense, segment_files
-from memtree.index.segment import Segment, build_segment, merge_segments
+from memtree.index.segment import Segment, build_segment_ids, merge_segments
+from memtree.index.vocab import NO_TERM, Vocabulary
 from memtree.notes import store
 from memtree.notes.chunks import Document
 from memtree.notes.entries import strip_meta
@@ -115,7 +117,7 @@ class _Parsed:
     mtime_ns: int
     size: int
     hash: str
-    chunks: list[tuple[int, int, list[str]]]  # (start, end, terms)
+    chunks: list[tuple[int, int, array[int]]]  # (start, end, term ids in the build's Vocabulary)
 
 
 class Index:
@@ -274,6 +276,7 @@ class Index:
                 suspects.append(f)
         removed = [p for p in self.files if p not in on_disk]
         parsed: dict[str, _Parsed | None] = {}
+        vocab = Vocabulary()
         stat_only = False
         for i, f in enumerate(suspects):
             if progress:
@@ -288,7 +291,7 @@ class Index:
                     old.mtime_ns, old.size = f.mtime_ns, f.size
                     stat_only = True
                 continue
-            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings)
+            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings, vocab)
         # unreadable notes leave the index like removed ones
         removed += [p for p, item in parsed.items() if item is None and p in self.files]
         parsed = {p: item for p, item in parsed.items() if item is not None}
@@ -315,13 +318,13 @@ class Index:
                 if skip is not None and skip[:2] == (on_disk[p].mtime_ns, on_disk[p].size):
                     continue  # too big or not UTF-8, and already said so: one warning per note
                 if item is None:
-                    everything[p] = self._load(on_disk[p], report.warnings)
-            self._install([it for it in everything.values() if it is not None], as_base=True)
+                    everything[p] = self._load(on_disk[p], report.warnings, vocab)
+            self._install([it for it in everything.values() if it is not None], vocab, as_base=True)
         elif parsed:
             # only the notes changed now are parsed: older deltas keep theirs, their copies go dead
-            self._install([it for it in parsed.values() if it is not None], as_base=False)
+            self._install([it for it in parsed.values() if it is not None], vocab, as_base=False)
         else:
-            self._install([], as_base=False)  # removals only: their chunks go dead
+            self._install([], vocab, as_base=False)  # removals only: their chunks go dead
 
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
@@ -346,53 +349,56 @@ class Index:
         self.skipped.pop(f.path, None)
         return body, content_hash(data)
 
-    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
-        """Chunk and tokenize one note."""
+    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str], vocab: Vocabulary) -> _Parsed:
+        """Chunk and tokenize one note (its terms as ids in ``vocab``)."""
         from memtree.notes import chunks as chunking  # lazy: only a changed note is parsed
 
         doc = chunking.parse(body)
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
         texts = [strip_meta(c.text) if "memtree:" in c.text else c.text for c in doc.chunks]
-        collect = self.collect if f.tier == "bank" else None
-        if collect is None:
-            words = [text.terms(t) for t in texts]
-        else:  # keyword suggestions show a term's first word: keep each chunk's words while they are at hand
-            pairs = [text.words_and_terms(t) for t in texts]
-            words = [list(filter(None, ts)) if "" in ts else ts for _, ts in pairs]
-        own = [ts + day if day else ts for ts, day in zip(words, _days(f.path, doc, texts))]
+        pairs = [vocab.words(t) for t in texts]  # each chunk's words and their term ids (0: a stopword)
+        days = _days(f.path, doc, texts)
         # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
-        heading_terms: dict[tuple[str, ...], list[str]] = {(): []}  # chunks of a section share their headings
-        items: list[tuple[int, int, list[str]]] = []
-        for c, ts in zip(doc.chunks, own):
-            above = heading_terms.get(c.headings)
+        heading_ids: dict[tuple[str, ...], list[int]] = {(): []}  # chunks of a section share their headings
+        items: list[tuple[int, int, array[int]]] = []
+        for c, (_, ids), day in zip(doc.chunks, pairs, days):
+            above = heading_ids.get(c.headings)
             if above is None:
-                above = heading_terms[c.headings] = text.terms(" ".join(c.headings))
-            items.append((c.start, c.end, ts + above if above else ts))
-        if collect is not None:  # keyword suggestions count each word once, where it is
+                above = heading_ids[c.headings] = vocab.of(text.terms(" ".join(c.headings)))
+            row = array("i", ids)
+            if day:
+                row.extend(vocab.of(day))
+            if above:
+                row.extend(above)
+            items.append((c.start, c.end, row))
+        if self.collect is not None and f.tier == "bank":  # keyword suggestions count each word once, where it is
             # Why only the frequent terms, and the note without its text: no other term can be a
             # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
-            frequent = {t: n for t, n in Counter(chain.from_iterable(own)).items() if n >= KEYWORD_MIN_TF}
-            collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, frequent))
+            counts = Counter(chain.from_iterable(ids for _, ids in pairs))
+            counts.update(chain.from_iterable(vocab.of(day) for day in days))
+            terms = vocab.terms
+            frequent = {terms[t]: n for t, n in counts.items() if n >= KEYWORD_MIN_TF and t != NO_TERM}
+            self.collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, frequent, vocab))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
 
-    def _load(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
+    def _load(self, f: store.FileStat, warnings: list[str], vocab: Vocabulary) -> _Parsed | None:
         read = self._read(f, warnings)
-        return None if read is None else self._parse(f, read[0], read[1], warnings)
+        return None if read is None else self._parse(f, read[0], read[1], warnings, vocab)
 
-    def _install(self, items: list[_Parsed], as_base: bool) -> None:
+    def _install(self, items: list[_Parsed], vocab: Vocabulary, as_base: bool) -> None:
         """Make ``items`` live: as the new base, or as one more delta segment (none for removals)."""
         before = set(self.segments)
         name = f"seg-{self.version + 1}"
         written: list[tuple[str, Segment]] = []
         if as_base:
-            segment = build_segment((it.path, it.chunks) for it in items)
+            segment = build_segment_ids(((it.path, it.chunks) for it in items), vocab.terms)
             self.files = {}
             self.segments = {name: segment}
             self.base, self.deltas = name, []
             written.append((name, segment))
         elif items:
-            segment = build_segment((it.path, it.chunks) for it in items)
+            segment = build_segment_ids(((it.path, it.chunks) for it in items), vocab.terms)
             self.segments[name] = segment
             self.deltas.append(name)
             written.append((name, segment))
@@ -515,16 +521,18 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _first_words(pairs: list[tuple[list[str], list[str]]], wanted: Collection[str]) -> dict[str, str]:
-    """The first word yielding each wanted term, from each chunk's words and their aligned terms
+def _first_words(
+    pairs: list[tuple[list[str], tuple[int, ...]]], wanted: Collection[str], vocab: Vocabulary
+) -> dict[str, str]:
+    """The first word yielding each wanted term, from each chunk's words and their aligned term ids
     (text.first_surfaces over the chunks, without tokenizing them again)."""
     found: dict[str, str] = {}
-    left = set(wanted)
-    for words, terms in pairs:
-        here = left.intersection(terms)
+    left = {vocab.ids[t] for t in wanted}
+    for words, ids in pairs:
+        here = left.intersection(ids)
         if here:
             for t in here:
-                found[t] = words[terms.index(t)]
+                found[vocab.terms[t]] = words[ids.index(t)]
             left -= here
             if not left:
                 break

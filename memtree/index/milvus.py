@@ -37,6 +37,7 @@ from memtree.index.milvus_store import (
     connect,
     rows_of,
 )
+from memtree.index.vocab import NO_TERM, Vocabulary
 from memtree.notes import store
 
 if TYPE_CHECKING:
@@ -77,9 +78,11 @@ class MilvusIndex(Index):
 
     # --- keeping the collection in step ------------------------------------------------------
 
-    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
-        parsed = super()._parse(f, body, digest, warnings)
-        self._parsed_now[f.path] = (digest, _scope(body), parsed.chunks)
+    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str], vocab: Vocabulary) -> _Parsed:
+        parsed = super()._parse(f, body, digest, warnings, vocab)
+        terms = vocab.terms
+        chunks = [(start, end, [terms[i] for i in ids if i != NO_TERM]) for start, end, ids in parsed.chunks]
+        self._parsed_now[f.path] = (digest, _scope(body), chunks)
         return parsed
 
     def refresh(
@@ -208,7 +211,7 @@ class MilvusIndex(Index):
         parsed = self._parsed_now.get(path)
         if parsed is None or parsed[0] != digest:
             e = self.files[path]
-            self._load(store.FileStat(path, e.tier, e.mtime_ns, e.size), [])
+            self._load(store.FileStat(path, e.tier, e.mtime_ns, e.size), [], Vocabulary())
             parsed = self._parsed_now.get(path)
             if parsed is None or parsed[0] != digest:  # changed again since: the next refresh sends it
                 return None

@@ -1,0 +1,55 @@
+"""Term ids for one index build: every index term numbered as the build first meets it.
+
+Why: a build of 100k chunks handles millions of term occurrences. Kept as small ints in arrays
+they are laid out as postings by numpy (memtree.index.segment.build_segment_ids) and counted per
+note without hashing a string per occurrence again; each word of the text is looked up once, for
+its term's id. The ids live as long as the build: a segment stores its terms sorted, by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from operator import itemgetter
+
+from memtree.text import terms as text
+
+NO_TERM = 0
+"""The id a stopword's place gets: no term at all (``text.term`` gives it '')."""
+
+
+class Vocabulary:
+    """Index terms numbered for one build (``terms[id]``), and the id of every word met so far."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = [""]  # id → term; NO_TERM is ''
+        self.ids: dict[str, int] = {"": NO_TERM}  # term → id
+        self._word_ids: dict[str, int] = {}  # a word of text.words → its term's id
+
+    def words(self, body: str) -> tuple[list[str], tuple[int, ...]]:
+        """The words of ``body`` (``text.words``) and, aligned with them, each one's term id
+        (``NO_TERM`` for a stopword): ``text.words_and_terms`` with ids for terms."""
+        found = text.words(body)
+        try:  # why itemgetter: one C-level pass, as a build looks up every word of every chunk here
+            if len(found) > 1:
+                return found, itemgetter(*found)(self._word_ids)
+            return found, tuple([self._word_ids[w] for w in found])
+        except KeyError:  # a word this build has not met yet
+            return found, tuple([self._word_id(w) for w in found])
+
+    def _word_id(self, word: str) -> int:
+        found = self._word_ids.get(word)
+        if found is None:
+            found = self._word_ids[word] = self.id(text.term(word))
+        return found
+
+    def id(self, term: str) -> int:
+        """The id of ``term``, numbered now if it is new."""
+        found = self.ids.get(term)
+        if found is None:
+            found = self.ids[term] = len(self.terms)
+            self.terms.append(term)
+        return found
+
+    def of(self, terms: Iterable[str]) -> list[int]:
+        """The ids of ``terms``, in order."""
+        return [self.id(t) for t in terms]
