@@ -142,6 +142,7 @@ class Index:
         # while `memtree index` runs: bank notes as just parsed, so the catalog need not read them again
         self.collect: dict[str, Parsed] | None = None
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
+        self.listings = store.Listings()  # folders as last listed: a refresh lists only changed ones again
 
     # --- loading ------------------------------------------------------------------------
 
@@ -196,7 +197,8 @@ class Index:
         if paths is not None and self.segments and not force:
             disk = self._known_plus(paths)
         else:
-            disk, report.warnings = store.walk(self.root)
+            self.listings.quiet_before = time.time_ns() - RACY_NS
+            disk, report.warnings = store.walk(self.root, listings=self.listings)
         if not force and self.segments and not self._stale(disk):
             report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
             return report
