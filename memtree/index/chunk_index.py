@@ -380,8 +380,9 @@ class Index:
             counts = Counter(chain.from_iterable(ids for _, ids in pairs))
             counts.update(chain.from_iterable(vocab.of(day) for day in days))
             terms = vocab.terms
-            frequent = {terms[t]: n for t, n in counts.items() if n >= KEYWORD_MIN_TF and t != NO_TERM}
-            self.collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, frequent, vocab))
+            wanted = {t: n for t, n in counts.items() if n >= KEYWORD_MIN_TF and t != NO_TERM}
+            frequent = {terms[t]: n for t, n in wanted.items()}
+            self.collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, wanted, terms))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
 
     def _load(self, f: store.FileStat, warnings: list[str], vocab: Vocabulary) -> _Parsed | None:
@@ -524,17 +525,17 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _first_words(
-    pairs: list[tuple[list[str], tuple[int, ...]]], wanted: Collection[str], vocab: Vocabulary
+    pairs: list[tuple[list[str], tuple[int, ...]]], wanted: Collection[int], terms: Sequence[str]
 ) -> dict[str, str]:
-    """The first word yielding each wanted term, from each chunk's words and their aligned term ids
-    (text.first_surfaces over the chunks, without tokenizing them again)."""
+    """The first word yielding each wanted term (by id into ``terms``), from each chunk's words and
+    their aligned term ids (text.first_surfaces over the chunks, without tokenizing them again)."""
     found: dict[str, str] = {}
-    left = {vocab.ids[t] for t in wanted}
+    left = set(wanted)
     for words, ids in pairs:
         here = left.intersection(ids)
         if here:
             for t in here:
-                found[vocab.terms[t]] = words[ids.index(t)]
+                found[terms[t]] = words[ids.index(t)]
             left -= here
             if not left:
                 break
