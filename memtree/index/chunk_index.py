@@ -364,13 +364,14 @@ class Index:
         # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
         heading_ids: dict[tuple[str, ...], list[int]] = {(): []}  # chunks of a section share their headings
         items: list[tuple[int, int, array[int]]] = []
-        for c, (_, ids), day in zip(doc.chunks, pairs, days):
+        day_ids = [vocab.of(day) if day else [] for day in days]
+        for c, (_, ids), day in zip(doc.chunks, pairs, day_ids):
             above = heading_ids.get(c.headings)
             if above is None:
                 above = heading_ids[c.headings] = vocab.of(text.terms(" ".join(c.headings)))
             row = array("i", ids)
             if day:
-                row.extend(vocab.of(day))
+                row.extend(day)
             if above:
                 row.extend(above)
             items.append((c.start, c.end, row))
@@ -378,7 +379,7 @@ class Index:
             # Why only the frequent terms, and the note without its text: no other term can be a
             # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
             counts = Counter(chain.from_iterable(ids for _, ids in pairs))
-            counts.update(chain.from_iterable(vocab.of(day) for day in days))
+            counts.update(chain.from_iterable(day_ids))
             terms = vocab.terms
             wanted = {t: n for t, n in counts.items() if n >= KEYWORD_MIN_TF and t != NO_TERM}
             frequent = {terms[t]: n for t, n in wanted.items()}

@@ -29,12 +29,15 @@ class Vocabulary:
         """The words of ``body`` (``text.words``) and, aligned with them, each one's term id
         (``NO_TERM`` for a stopword): ``text.words_and_terms`` with ids for terms."""
         found = text.words(body)
-        try:  # why itemgetter: one C-level pass, as a build looks up every word of every chunk here
-            if len(found) > 1:
-                return found, itemgetter(*found)(self._word_ids)
-            return found, tuple([self._word_ids[w] for w in found])
-        except KeyError:  # a word this build has not met yet
+        word_ids = self._word_ids
+        if len(found) < 2:
             return found, tuple([self._word_id(w) for w in found])
+        try:  # why itemgetter: one C-level pass, as a build looks up every word of every chunk here
+            return found, itemgetter(*found)(word_ids)
+        except KeyError:  # words this build has not met yet: number them, then look all up again
+            for word in [w for w in dict.fromkeys(found) if w not in word_ids]:
+                word_ids[word] = self.id(text.term(word))
+            return found, itemgetter(*found)(word_ids)
 
     def _word_id(self, word: str) -> int:
         found = self._word_ids.get(word)
