@@ -186,8 +186,6 @@ def test_numpy_and_pure_python_layouts_build_the_same_segment(monkeypatch: pytes
 
 def test_a_build_from_term_ids_lays_out_the_same_segment_with_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("numpy")
-    from array import array
-
     from memtree.index.vocab import Vocabulary
 
     vocab = Vocabulary()
@@ -199,7 +197,7 @@ def test_a_build_from_term_ids_lays_out_the_same_segment_with_either_layout(monk
         ("memory/2024-01-07.md", ["무중단배포 kiwi kiwi 회의", "국회의원 회의 the meeting notes kiwi"]),
     ]:
         pairs = [vocab.words(doc) for doc in docs]
-        by_ids.append((path, [(i + 1, i + 1, array("i", ids)) for i, (_, ids) in enumerate(pairs)]))
+        by_ids.append((path, [(i + 1, i + 1, ids) for i, (_, ids) in enumerate(pairs)]))
         by_terms.append((path, [(i + 1, i + 1, text.terms(doc)) for i, doc in enumerate(docs)]))
     assert any(0 in row for _, chunks in by_ids for *_, row in chunks)  # stopwords hold a place as id 0
     expected = _columns(build_segment(by_terms))

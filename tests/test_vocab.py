@@ -26,4 +26,5 @@ def test_a_stopword_has_no_term_and_a_term_keeps_its_id() -> None:
     vocab = Vocabulary()
     _, ids = vocab.words("the 배포를 배포")
     assert ids[0] == NO_TERM and ids[1] == ids[2] == vocab.id("배포")
-    assert vocab.of(["배포", "@d2024-01-07"]) == [ids[1], len(vocab.terms) - 1]
+    assert vocab.of(["배포", "@d2024-01-07"]) == (ids[1], len(vocab.terms) - 1)
+    assert vocab.of(["배포"]) == (ids[1],) and vocab.of([]) == ()

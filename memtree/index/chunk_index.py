@@ -24,7 +24,6 @@ import os
 import shutil
 import sys
 import time
-from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -117,7 +116,7 @@ class _Parsed:
     mtime_ns: int
     size: int
     hash: str
-    chunks: list[tuple[int, int, array[int]]]  # (start, end, term ids in the build's Vocabulary)
+    chunks: list[tuple[int, int, tuple[int, ...]]]  # (start, end, term ids in the build's Vocabulary)
 
 
 class Index:
@@ -361,28 +360,23 @@ class Index:
         texts = [strip_meta(c.text) if "memtree:" in c.text else c.text for c in doc.chunks]
         pairs = [vocab.words(t) for t in texts]  # each chunk's words and their term ids (0: a stopword)
         days = _days(f.path, doc, texts)
+        own = [ids + vocab.of(day) if day else ids for (_, ids), day in zip(pairs, days)]  # words and dates
         # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
-        heading_ids: dict[tuple[str, ...], list[int]] = {(): []}  # chunks of a section share their headings
-        items: list[tuple[int, int, array[int]]] = []
-        day_ids = [vocab.of(day) if day else [] for day in days]
-        for c, (_, ids), day in zip(doc.chunks, pairs, day_ids):
+        heading_ids: dict[tuple[str, ...], tuple[int, ...]] = {(): ()}  # chunks of a section share their headings
+        items: list[tuple[int, int, tuple[int, ...]]] = []
+        for c, ids in zip(doc.chunks, own):
             above = heading_ids.get(c.headings)
             if above is None:
                 above = heading_ids[c.headings] = vocab.of(text.terms(" ".join(c.headings)))
-            row = array("i", ids)
-            if day:
-                row.extend(day)
-            if above:
-                row.extend(above)
-            items.append((c.start, c.end, row))
+            items.append((c.start, c.end, ids + above if above else ids))
         if self.collect is not None and f.tier == "bank":  # keyword suggestions count each word once, where it is
             # Why only the frequent terms, and the note without its text: no other term can be a
             # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
-            counts = Counter(chain.from_iterable(ids for _, ids in pairs))
-            counts.update(chain.from_iterable(day_ids))
+            counts = Counter(chain.from_iterable(own))
+            counts.pop(NO_TERM, None)
+            wanted = [t for t, n in counts.items() if n >= KEYWORD_MIN_TF]
             terms = vocab.terms
-            wanted = {t: n for t, n in counts.items() if n >= KEYWORD_MIN_TF and t != NO_TERM}
-            frequent = {terms[t]: n for t, n in wanted.items()}
+            frequent = dict(zip(map(terms.__getitem__, wanted), map(counts.__getitem__, wanted)))
             self.collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, wanted, terms))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
 

@@ -17,7 +17,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from memtree.index.protocol import Location
@@ -217,7 +217,7 @@ def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] 
 
 
 def build_segment_ids(
-    notes: Iterable[tuple[str, Sequence[tuple[int, int, array[int]]]]], terms: Sequence[str]
+    notes: Iterable[tuple[str, Sequence[tuple[int, int, Sequence[int]]]]], terms: Sequence[str]
 ) -> Segment:
     """:func:`build_segment` for chunks whose terms come as ids into ``terms`` (``NO_TERM``, 0, marks a
     stopword's place and counts for nothing), as an index build numbers them (memtree.index.vocab):
@@ -225,7 +225,7 @@ def build_segment_ids(
     doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
     files: list[str] = []
     file_start, file_len = array("q", [0]), array("q")
-    chunk_ids: list[array[int]] = []
+    chunk_ids: list[Sequence[int]] = []
     for path, chunks in notes:
         lengths = [len(ids) - ids.count(0) for _, _, ids in chunks]
         doc_len.extend(lengths)
@@ -311,19 +311,15 @@ def _csr_numpy(chunk_terms: Sequence[list[str] | dict[str, int]]) -> _Csr:
     )
 
 
-def _csr_ids_numpy(chunk_ids: Sequence[array[int]], terms: Sequence[str]) -> _Csr:
+def _csr_ids_numpy(chunk_ids: Sequence[Sequence[int]], terms: Sequence[str]) -> _Csr:
     """:func:`_csr_numpy` for chunks given as term ids (0: no term): with ids at hand, not even a
     dictionary lookup per term entry is left in Python."""
     import numpy as np
 
-    flat = array("i")
-    entries = array("q")
-    for ids in chunk_ids:
-        flat.extend(ids)
-        entries.append(len(ids))
+    entries = np.fromiter(map(len, chunk_ids), dtype=np.int64, count=len(chunk_ids))
     n_docs = len(entries)
-    ids_all = np.frombuffer(flat, dtype=np.intc)
-    docs = np.repeat(np.arange(n_docs, dtype=np.int64), np.frombuffer(entries, dtype=np.int64))
+    ids_all = np.fromiter(chain.from_iterable(chunk_ids), dtype=np.int64, count=int(entries.sum()))
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), entries)
     kept = ids_all != 0
     ids_all, docs = ids_all[kept], docs[kept]
     used = np.flatnonzero(np.bincount(ids_all, minlength=len(terms))).tolist()

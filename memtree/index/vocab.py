@@ -8,7 +8,7 @@ its term's id. The ids live as long as the build: a segment stores its terms sor
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from operator import itemgetter
 
 from memtree.text import terms as text
@@ -53,6 +53,11 @@ class Vocabulary:
             self.terms.append(term)
         return found
 
-    def of(self, terms: Iterable[str]) -> list[int]:
+    def of(self, terms: Sequence[str]) -> tuple[int, ...]:
         """The ids of ``terms``, in order."""
-        return [self.id(t) for t in terms]
+        try:
+            if len(terms) > 1:
+                return itemgetter(*terms)(self.ids)  # type: ignore[no-any-return]
+            return tuple([self.ids[t] for t in terms])
+        except KeyError:  # a term this build has not met yet
+            return tuple([self.id(t) for t in terms])
