@@ -131,6 +131,19 @@ def test_a_folder_changed_within_the_racy_window_is_not_kept(tmp_path: Path, mon
     assert listed == [str(tmp_path / "bank")]
 
 
+def test_read_upto_reads_the_file_as_it_is_now_never_past_the_limit(tmp_path: Path) -> None:
+    note = tmp_path / "a.md"
+    note.write_bytes("가치관 ".encode() * 10)
+    whole = note.read_bytes()
+    for expect in (0, 10, len(whole) - 1, len(whole), len(whole) + 1, 10_000):  # the size a stat saw
+        assert store.read_upto(note, 1000, expect) == whole
+        assert store.read_upto(note, 20, expect) == whole[:20]
+    note.write_bytes(b"")
+    assert store.read_upto(note, 1000, 10) == b""
+    with pytest.raises(FileNotFoundError):
+        store.read_upto(tmp_path / "gone.md", 1000, 0)
+
+
 def test_read_note_drops_a_bom_and_refuses_binary(tmp_path: Path) -> None:
     note = tmp_path / "a.md"
     note.write_bytes("\ufeff가치관\n".encode())

@@ -330,12 +330,8 @@ class Index:
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
         try:
-            limit = self.max_note_bytes + 1  # never more: it may have grown since the stat
-            with open(os.path.join(self.root, f.path), "rb") as fh:
-                # Why the stat's size first: read(n) allocates n bytes before reading, ~20 µs a note for a 1 MB limit
-                data = fh.read(min(limit, f.size + 1))
-                if len(data) == f.size + 1 < limit:  # it did grow: read on, up to the limit
-                    data += fh.read(limit - len(data))
+            # never more than one byte past the limit: the note may have grown since the stat
+            data = store.read_upto(os.path.join(self.root, f.path), self.max_note_bytes + 1, f.size)
             if len(data) > self.max_note_bytes:
                 why = (
                     f"{max(f.size, len(data)):,} bytes, {_OVER} ({self.max_note_bytes:,}): split it or raise the limit"

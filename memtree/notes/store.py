@@ -183,6 +183,30 @@ def walk(
     return found, warnings
 
 
+def read_upto(path: str | os.PathLike[str], limit: int, expect: int) -> bytes:
+    """The first ``limit`` bytes of a file (all of it when shorter); ``expect``, its size when last
+    stat'ed, sizes the first read.
+
+    Why not ``open(path, "rb").read(limit)``: read(n) allocates n bytes before reading (~20 µs a note
+    for a 1 MB limit) and the buffered file object costs about as much again, for each of the 5,000
+    notes an index build reads.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        pieces: list[bytes] = []
+        got, want = 0, min(limit, expect + 1)
+        while got < limit:
+            piece = os.read(fd, want)
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+            want = limit - got
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+    finally:
+        os.close(fd)
+
+
 def read_note(path: str | os.PathLike[str]) -> str:
     """A note's text; raises UnicodeDecodeError for binary or non-UTF-8 content."""
     with open(path, "rb") as f:
