@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -171,8 +171,9 @@ class Index:
         return True
 
     def _mark_dead(self) -> None:
+        files = self.files
         for name, seg in self.segments.items():
-            dead = frozenset(i for i, p in enumerate(seg.files) if p not in self.files or self.files[p].segment != name)
+            dead = frozenset(i for i, p in enumerate(seg.files) if (e := files.get(p)) is None or e.segment != name)
             if dead != seg.dead_files:
                 seg.set_dead(dead)
 
@@ -239,17 +240,18 @@ class Index:
     def _stale(self, disk: list[store.FileStat]) -> bool:
         seen = 0
         racy_after = time.time_ns() - RACY_NS
-        for f in disk:
-            e = self.files.get(f.path)
+        files, skipped = self.files, self.skipped
+        for path, _, mtime_ns, size in disk:  # why unpacked: 5,000 notes on every check
+            e = files.get(path)
             if e is None:
-                skip = self.skipped.get(f.path)
-                if skip is None or (skip[0], skip[1]) != (f.mtime_ns, f.size):
+                skip = skipped.get(path)
+                if skip is None or skip[0] != mtime_ns or skip[1] != size:
                     return True
                 continue
             seen += 1
-            if e.mtime_ns != f.mtime_ns or e.size != f.size or f.mtime_ns >= racy_after:
+            if e.mtime_ns != mtime_ns or e.size != size or mtime_ns >= racy_after:
                 return True
-        return seen != len(self.files)
+        return seen != len(files)
 
     def _apply(
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
@@ -260,20 +262,21 @@ class Index:
     def _apply_changes(
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
     ) -> None:
-        on_disk = {f.path: f for f in disk}
+        on_disk = dict(zip(map(itemgetter(0), disk), disk))  # path → FileStat
         racy_after = time.time_ns() - RACY_NS
         skipped_before = dict(self.skipped)
         suspects = []
+        files, skipped = self.files, self.skipped
         for f in disk:
-            entry, skip = self.files.get(f.path), self.skipped.get(f.path)
-            if not force and entry is None and skip is not None and skip[:2] == (f.mtime_ns, f.size):
-                report.warnings.append(f"{f.path}: skipped, {skip[2]}")
-            elif (
-                force
-                or entry is None
-                or (entry.mtime_ns, entry.size) != (f.mtime_ns, f.size)
-                or f.mtime_ns >= racy_after
-            ):
+            path, _, mtime_ns, size = f
+            entry = files.get(path)
+            if entry is None:
+                skip = skipped.get(path)
+                if not force and skip is not None and skip[0] == mtime_ns and skip[1] == size:
+                    report.warnings.append(f"{path}: skipped, {skip[2]}")
+                else:
+                    suspects.append(f)
+            elif force or entry.mtime_ns != mtime_ns or entry.size != size or mtime_ns >= racy_after:
                 suspects.append(f)
         removed = [p for p in self.files if p not in on_disk]
         parsed: dict[str, _Parsed | None] = {}
@@ -308,7 +311,7 @@ class Index:
         report.removed = sorted(set(removed))
         for p in report.removed:
             self.files.pop(p, None)
-        total = sum(f.size for f in disk) or 1
+        total = sum(map(itemgetter(3), disk)) or 1  # bytes
         outside = {p for p, e in self.files.items() if e.segment != self.base} | set(parsed)
         outside_bytes = sum(on_disk[p].size for p in outside if p in on_disk)
         if force or self.base is None or outside_bytes > DELTA_REBUILD_SHARE * total:
