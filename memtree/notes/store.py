@@ -188,8 +188,8 @@ def read_upto(path: str | os.PathLike[str], limit: int, expect: int) -> bytes:
     stat'ed, sizes the first read.
 
     Why not ``open(path, "rb").read(limit)``: read(n) allocates n bytes before reading (~20 µs a note
-    for a 1 MB limit) and the buffered file object costs about as much again, for each of the 5,000
-    notes an index build reads.
+    with the 5 MB ``index.max_note_bytes``) and the buffered file object costs about as much again,
+    for each of the 5,000 notes an index build reads.
     """
     fd = os.open(path, os.O_RDONLY)
     try:
