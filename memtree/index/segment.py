@@ -7,8 +7,8 @@ by prefix is one contiguous range of term ids (and terms holding it inside are f
 are immutable once built; a newer version of a note lives in a later segment and the old one's
 chunks are marked dead. Scoring them is memtree.index.bm25 (pure) and memtree.index.dense (numpy).
 
-Why one module over 300 lines: a segment's columns, the two layouts that build them and the
-merge that rebuilds them must agree column for column.
+Why one module over 300 lines: a segment's columns, the layouts that build them (from terms or from
+a build's term ids) and the merge that rebuilds them must agree column for column.
 """
 
 from __future__ import annotations
