@@ -184,6 +184,28 @@ def test_numpy_and_pure_python_layouts_build_the_same_segment(monkeypatch: pytes
     assert pure["post_tf"][0][list(pure["terms"][0]).index("banana")] == segment.MAX_TF  # capped, not wrapped
 
 
+def test_a_build_from_term_ids_lays_out_the_same_segment_with_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numpy")
+    from memtree.index.vocab import Vocabulary
+
+    vocab = Vocabulary()
+    by_terms: list[tuple[str, list[tuple[int, int, list[str] | dict[str, int]]]]] = []
+    by_ids = []
+    for path, docs in [
+        ("bank/a.md", ["가치관이 바뀌었다 Notion에 배포 배포", "the of and", "", "plum " * 70_000]),
+        ("bank/empty.md", []),
+        ("memory/2024-01-07.md", ["무중단배포 kiwi kiwi 회의", "국회의원 회의 the meeting notes kiwi"]),
+    ]:
+        pairs = [vocab.words(doc) for doc in docs]
+        by_ids.append((path, [(i + 1, i + 1, ids) for i, (_, ids) in enumerate(pairs)]))
+        by_terms.append((path, [(i + 1, i + 1, text.terms(doc)) for i, doc in enumerate(docs)]))
+    assert any(0 in row for _, chunks in by_ids for *_, row in chunks)  # stopwords hold a place as id 0
+    expected = _columns(build_segment(by_terms))
+    for threshold in (0, 10**9):  # numpy, then pure Python
+        monkeypatch.setattr(segment, "NUMPY_MIN_TERMS", threshold)
+        assert _columns(segment.build_segment_ids(by_ids, vocab.terms)) == expected
+
+
 def test_merging_segments_keeps_postings_with_either_layout(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("numpy")
     seg = segment_of(CORPUS)

@@ -199,6 +199,17 @@ def test_mentions_carry_offsets_into_the_text() -> None:
     assert all(isinstance(m, DateMention) for m in mentions)
 
 
+def test_a_date_inside_a_longer_one_is_not_read_twice_unless_an_english_one_took_the_start() -> None:
+    found = find_dates("회의는 2024년 1월 7일, 12월 3일", ANCHOR)
+    assert [(m.text, m.first) for m in found] == [("2024년 1월 7일", date(2024, 1, 7)), ("12월 3일", date(2023, 12, 3))]
+    # `March 2024` keeps 2024 for itself, so `1월 7일` stands alone (a year-less day)
+    found = find_dates("March 2024년 1월 7일", ANCHOR)
+    assert [(m.text, m.kind, m.first) for m in found] == [
+        ("March 2024", "month", date(2024, 3, 1)),
+        ("1월 7일", "day", date(2024, 1, 7)),
+    ]
+
+
 def test_nfd_hangul_is_read_as_nfc() -> None:
     nfd = unicodedata.normalize("NFD", "2024년 1월 7일에 어제는")
     assert [m.value for m in find_dates(nfd, ANCHOR)] == [D(2024, 1, 7), D(2024, 3, 12)]

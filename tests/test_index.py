@@ -233,6 +233,25 @@ def test_a_note_over_the_size_limit_is_skipped_with_one_warning_naming_the_limit
     assert not any("bank/huge.md" in w for w in again.warnings)
 
 
+def test_a_note_read_after_its_stat_is_read_as_it_is_now_up_to_the_limit(tmp_path: Path) -> None:
+    from memtree.notes.store import FileStat
+
+    index = Index(tmp_path, max_note_bytes=100)
+    note = tmp_path / "bank/a.md"
+    note.parent.mkdir(parents=True)
+    for size_then, now in [(10, "배포 " * 10), (90, "grew "), (10, "x" * 100), (10, "x" * 101), (10, "y" * 500)]:
+        note.write_text(now, encoding="utf-8")
+        warnings: list[str] = []
+        read = index._read(FileStat("bank/a.md", "bank", 1, size_then), warnings)  # stat'ed before it changed
+        data = now.encode()
+        if len(data) <= 100:
+            assert read is not None and read[0] == now and not warnings
+        else:  # read no further than one byte past the limit, whatever the stat said
+            assert read is None and warnings == [
+                "bank/a.md: skipped, 101 bytes, over index.max_note_bytes (100): split it or raise the limit"
+            ]
+
+
 def test_keywords_from_the_notes_as_indexed_equal_those_of_the_whole_notes(make_root: Callable[..., Path]) -> None:
     """The index keeps only what the catalog needs of each bank note (frequent terms, their first
     words); the catalog's suggestions must equal those made from the whole note and its counts."""

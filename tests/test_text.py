@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from memtree.text import terms as text
 
@@ -31,6 +34,24 @@ def test_casefold_makes_case_irrelevant() -> None:
 )
 def test_mixed_scripts_split_and_glued_particle_dropped(mixed: str, expected: list[str]) -> None:
     assert text.terms(mixed) == expected
+
+
+# The rule as first written: 1-4 syllables right after a non-Hangul word character, a particle dropped.
+_PLAIN_GLUED = re.compile(
+    r"(?<=[^\W_\uac00-\ud7a3\u3130-\u318f])[\uac00-\ud7a3\u3130-\u318f]{1,4}(?![\uac00-\ud7a3\u3130-\u318f])"
+)
+_GLUE_PIECES = st.sampled_from(
+    [*sorted(text.PARTICLES), *"회의천황가나", "a", "Z", "1", "_", " ", ".", "'", "\u3130", "\u3164", "漢", "カ"]
+)
+
+
+@given(st.lists(_GLUE_PIECES, max_size=8).map("".join))
+@example("a에서부터이")  # five syllables: a word, not a particle
+@example("_를 a 를 x이다른 漢字의 a에서")
+@settings(max_examples=300)
+def test_ungluing_drops_exactly_the_glued_particles(s: str) -> None:
+    plain = _PLAIN_GLUED.sub(lambda m: " " if m.group() in text.PARTICLES else m.group(), s)
+    assert text._unglue(s) == plain
 
 
 @pytest.mark.parametrize("particle", ["이", "가", "을", "를", "은", "는", "에서", "으로", "의"])

@@ -28,14 +28,15 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from memtree.index import bm25, dense, segment_files
-from memtree.index.segment import Segment, build_segment, merge_segments
+from memtree.index.segment import Segment, build_segment_ids, merge_segments
+from memtree.index.vocab import NO_TERM, Vocabulary
 from memtree.notes import store
 from memtree.notes.chunks import Document
 from memtree.notes.entries import strip_meta
@@ -115,7 +116,7 @@ class _Parsed:
     mtime_ns: int
     size: int
     hash: str
-    chunks: list[tuple[int, int, list[str]]]  # (start, end, terms)
+    chunks: list[tuple[int, int, tuple[int, ...]]]  # (start, end, term ids in the build's Vocabulary)
 
 
 class Index:
@@ -140,6 +141,7 @@ class Index:
         # while `memtree index` runs: bank notes as just parsed, so the catalog need not read them again
         self.collect: dict[str, Parsed] | None = None
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
+        self.listings = store.Listings()  # folders as last listed: a refresh lists only changed ones again
 
     # --- loading ------------------------------------------------------------------------
 
@@ -169,8 +171,9 @@ class Index:
         return True
 
     def _mark_dead(self) -> None:
+        files = self.files
         for name, seg in self.segments.items():
-            dead = frozenset(i for i, p in enumerate(seg.files) if p not in self.files or self.files[p].segment != name)
+            dead = frozenset(i for i, p in enumerate(seg.files) if (e := files.get(p)) is None or e.segment != name)
             if dead != seg.dead_files:
                 seg.set_dead(dead)
 
@@ -194,7 +197,8 @@ class Index:
         if paths is not None and self.segments and not force:
             disk = self._known_plus(paths)
         else:
-            disk, report.warnings = store.walk(self.root)
+            self.listings.quiet_before = time.time_ns() - RACY_NS
+            disk, report.warnings = store.walk(self.root, listings=self.listings)
         if not force and self.segments and not self._stale(disk):
             report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
             return report
@@ -236,17 +240,18 @@ class Index:
     def _stale(self, disk: list[store.FileStat]) -> bool:
         seen = 0
         racy_after = time.time_ns() - RACY_NS
-        for f in disk:
-            e = self.files.get(f.path)
+        files, skipped = self.files, self.skipped
+        for path, _, mtime_ns, size in disk:  # why unpacked: 5,000 notes on every check
+            e = files.get(path)
             if e is None:
-                skip = self.skipped.get(f.path)
-                if skip is None or (skip[0], skip[1]) != (f.mtime_ns, f.size):
+                skip = skipped.get(path)
+                if skip is None or skip[0] != mtime_ns or skip[1] != size:
                     return True
                 continue
             seen += 1
-            if e.mtime_ns != f.mtime_ns or e.size != f.size or f.mtime_ns >= racy_after:
+            if e.mtime_ns != mtime_ns or e.size != size or mtime_ns >= racy_after:
                 return True
-        return seen != len(self.files)
+        return seen != len(files)
 
     def _apply(
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
@@ -257,23 +262,25 @@ class Index:
     def _apply_changes(
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
     ) -> None:
-        on_disk = {f.path: f for f in disk}
+        on_disk = dict(zip(map(itemgetter(0), disk), disk))  # path → FileStat
         racy_after = time.time_ns() - RACY_NS
         skipped_before = dict(self.skipped)
         suspects = []
+        files, skipped = self.files, self.skipped
         for f in disk:
-            entry, skip = self.files.get(f.path), self.skipped.get(f.path)
-            if not force and entry is None and skip is not None and skip[:2] == (f.mtime_ns, f.size):
-                report.warnings.append(f"{f.path}: skipped, {skip[2]}")
-            elif (
-                force
-                or entry is None
-                or (entry.mtime_ns, entry.size) != (f.mtime_ns, f.size)
-                or f.mtime_ns >= racy_after
-            ):
+            path, _, mtime_ns, size = f
+            entry = files.get(path)
+            if entry is None:
+                skip = skipped.get(path)
+                if not force and skip is not None and skip[0] == mtime_ns and skip[1] == size:
+                    report.warnings.append(f"{path}: skipped, {skip[2]}")
+                else:
+                    suspects.append(f)
+            elif force or entry.mtime_ns != mtime_ns or entry.size != size or mtime_ns >= racy_after:
                 suspects.append(f)
         removed = [p for p in self.files if p not in on_disk]
         parsed: dict[str, _Parsed | None] = {}
+        vocab = Vocabulary()
         stat_only = False
         for i, f in enumerate(suspects):
             if progress:
@@ -288,7 +295,7 @@ class Index:
                     old.mtime_ns, old.size = f.mtime_ns, f.size
                     stat_only = True
                 continue
-            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings)
+            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings, vocab)
         # unreadable notes leave the index like removed ones
         removed += [p for p, item in parsed.items() if item is None and p in self.files]
         parsed = {p: item for p, item in parsed.items() if item is not None}
@@ -304,7 +311,7 @@ class Index:
         report.removed = sorted(set(removed))
         for p in report.removed:
             self.files.pop(p, None)
-        total = sum(f.size for f in disk) or 1
+        total = sum(map(itemgetter(3), disk)) or 1  # bytes
         outside = {p for p, e in self.files.items() if e.segment != self.base} | set(parsed)
         outside_bytes = sum(on_disk[p].size for p in outside if p in on_disk)
         if force or self.base is None or outside_bytes > DELTA_REBUILD_SHARE * total:
@@ -315,19 +322,19 @@ class Index:
                 if skip is not None and skip[:2] == (on_disk[p].mtime_ns, on_disk[p].size):
                     continue  # too big or not UTF-8, and already said so: one warning per note
                 if item is None:
-                    everything[p] = self._load(on_disk[p], report.warnings)
-            self._install([it for it in everything.values() if it is not None], as_base=True)
+                    everything[p] = self._load(on_disk[p], report.warnings, vocab)
+            self._install([it for it in everything.values() if it is not None], vocab, as_base=True)
         elif parsed:
             # only the notes changed now are parsed: older deltas keep theirs, their copies go dead
-            self._install([it for it in parsed.values() if it is not None], as_base=False)
+            self._install([it for it in parsed.values() if it is not None], vocab, as_base=False)
         else:
-            self._install([], as_base=False)  # removals only: their chunks go dead
+            self._install([], vocab, as_base=False)  # removals only: their chunks go dead
 
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
         try:
-            with open(os.path.join(self.root, f.path), "rb") as fh:
-                data = fh.read(self.max_note_bytes + 1)  # never more: it may have grown since the stat
+            # never more than one byte past the limit: the note may have grown since the stat
+            data = store.read_upto(os.path.join(self.root, f.path), self.max_note_bytes + 1, f.size)
             if len(data) > self.max_note_bytes:
                 why = (
                     f"{max(f.size, len(data)):,} bytes, {_OVER} ({self.max_note_bytes:,}): split it or raise the limit"
@@ -346,53 +353,53 @@ class Index:
         self.skipped.pop(f.path, None)
         return body, content_hash(data)
 
-    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
-        """Chunk and tokenize one note."""
+    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str], vocab: Vocabulary) -> _Parsed:
+        """Chunk and tokenize one note (its terms as ids in ``vocab``)."""
         from memtree.notes import chunks as chunking  # lazy: only a changed note is parsed
 
         doc = chunking.parse(body)
         if doc.meta_error:
             warnings.append(f"{f.path}: {doc.meta_error}; the note is indexed without it")
         texts = [strip_meta(c.text) if "memtree:" in c.text else c.text for c in doc.chunks]
-        collect = self.collect if f.tier == "bank" else None
-        if collect is None:
-            words = [text.terms(t) for t in texts]
-        else:  # keyword suggestions show a term's first word: keep each chunk's words while they are at hand
-            pairs = [text.words_and_terms(t) for t in texts]
-            words = [list(filter(None, ts)) if "" in ts else ts for _, ts in pairs]
-        own = [ts + day if day else ts for ts, day in zip(words, _days(f.path, doc, texts))]
+        pairs = [vocab.words(t) for t in texts]  # each chunk's words and their term ids (0: a stopword)
+        days = _days(f.path, doc, texts)
+        own = [ids + vocab.of(day) if day else ids for (_, ids), day in zip(pairs, days)]  # words and dates
         # Why the headings above a chunk: "## Session 3" or "## 배포" names what each item under it is about
-        heading_terms: dict[tuple[str, ...], list[str]] = {(): []}  # chunks of a section share their headings
-        items: list[tuple[int, int, list[str]]] = []
-        for c, ts in zip(doc.chunks, own):
-            above = heading_terms.get(c.headings)
+        heading_ids: dict[tuple[str, ...], tuple[int, ...]] = {(): ()}  # chunks of a section share their headings
+        items: list[tuple[int, int, tuple[int, ...]]] = []
+        for c, ids in zip(doc.chunks, own):
+            above = heading_ids.get(c.headings)
             if above is None:
-                above = heading_terms[c.headings] = text.terms(" ".join(c.headings))
-            items.append((c.start, c.end, ts + above if above else ts))
-        if collect is not None:  # keyword suggestions count each word once, where it is
+                above = heading_ids[c.headings] = vocab.of(text.terms(" ".join(c.headings)))
+            items.append((c.start, c.end, ids + above if above else ids))
+        if self.collect is not None and f.tier == "bank":  # keyword suggestions count each word once, where it is
             # Why only the frequent terms, and the note without its text: no other term can be a
             # keyword, and 5,000 notes' full counts and lines would weigh ~100 MB until the catalog runs
-            frequent = {t: n for t, n in Counter(chain.from_iterable(own)).items() if n >= KEYWORD_MIN_TF}
-            collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, frequent))
+            counts = Counter(chain.from_iterable(own))
+            counts.pop(NO_TERM, None)
+            wanted = [t for t, n in counts.items() if n >= KEYWORD_MIN_TF]
+            terms = vocab.terms
+            frequent = dict(zip(map(terms.__getitem__, wanted), map(counts.__getitem__, wanted)))
+            self.collect[f.path] = (replace(doc, chunks=(), lines=()), frequent, _first_words(pairs, wanted, terms))
         return _Parsed(f.path, f.tier, f.mtime_ns, f.size, digest, items)
 
-    def _load(self, f: store.FileStat, warnings: list[str]) -> _Parsed | None:
+    def _load(self, f: store.FileStat, warnings: list[str], vocab: Vocabulary) -> _Parsed | None:
         read = self._read(f, warnings)
-        return None if read is None else self._parse(f, read[0], read[1], warnings)
+        return None if read is None else self._parse(f, read[0], read[1], warnings, vocab)
 
-    def _install(self, items: list[_Parsed], as_base: bool) -> None:
+    def _install(self, items: list[_Parsed], vocab: Vocabulary, as_base: bool) -> None:
         """Make ``items`` live: as the new base, or as one more delta segment (none for removals)."""
         before = set(self.segments)
         name = f"seg-{self.version + 1}"
         written: list[tuple[str, Segment]] = []
         if as_base:
-            segment = build_segment((it.path, it.chunks) for it in items)
+            segment = build_segment_ids(((it.path, it.chunks) for it in items), vocab.terms)
             self.files = {}
             self.segments = {name: segment}
             self.base, self.deltas = name, []
             written.append((name, segment))
         elif items:
-            segment = build_segment((it.path, it.chunks) for it in items)
+            segment = build_segment_ids(((it.path, it.chunks) for it in items), vocab.terms)
             self.segments[name] = segment
             self.deltas.append(name)
             written.append((name, segment))
@@ -520,16 +527,18 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _first_words(pairs: list[tuple[list[str], list[str]]], wanted: Collection[str]) -> dict[str, str]:
-    """The first word yielding each wanted term, from each chunk's words and their aligned terms
-    (text.first_surfaces over the chunks, without tokenizing them again)."""
+def _first_words(
+    pairs: list[tuple[list[str], tuple[int, ...]]], wanted: Collection[int], terms: Sequence[str]
+) -> dict[str, str]:
+    """The first word yielding each wanted term (by id into ``terms``), from each chunk's words and
+    their aligned term ids (text.first_surfaces over the chunks, without tokenizing them again)."""
     found: dict[str, str] = {}
     left = set(wanted)
-    for words, terms in pairs:
-        here = left.intersection(terms)
+    for words, ids in pairs:
+        here = left.intersection(ids)
         if here:
             for t in here:
-                found[t] = words[terms.index(t)]
+                found[terms[t]] = words[ids.index(t)]
             left -= here
             if not left:
                 break

@@ -47,6 +47,7 @@ from memtree.index.milvus_store import (
     rows_of,
 )
 from memtree.index.vectors import passages, wanted
+from memtree.index.vocab import NO_TERM, Vocabulary
 from memtree.notes import store
 
 if TYPE_CHECKING:
@@ -95,10 +96,12 @@ class MilvusIndex(Index):
 
     # --- keeping the collection in step ------------------------------------------------------
 
-    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str]) -> _Parsed:
-        parsed = super()._parse(f, body, digest, warnings)
+    def _parse(self, f: store.FileStat, body: str, digest: str, warnings: list[str], vocab: Vocabulary) -> _Parsed:
+        parsed = super()._parse(f, body, digest, warnings, vocab)
+        terms = vocab.terms
+        chunks = [(start, end, [terms[i] for i in ids if i != NO_TERM]) for start, end, ids in parsed.chunks]
         kept = body if self.dense is not None or self.held else None
-        self._parsed_now[f.path] = (digest, _scope(body), parsed.chunks, kept)
+        self._parsed_now[f.path] = (digest, _scope(body), chunks, kept)
         return parsed
 
     def shared_embedder(self, model_dir: str | None = None) -> Any:
@@ -288,7 +291,7 @@ class MilvusIndex(Index):
         parsed = self._parsed_now.get(path)
         if parsed is None or parsed[0] != digest or (self.dense is not None and parsed[3] is None):
             e = self.files[path]
-            self._load(store.FileStat(path, e.tier, e.mtime_ns, e.size), [])
+            self._load(store.FileStat(path, e.tier, e.mtime_ns, e.size), [], Vocabulary())
             parsed = self._parsed_now.get(path)
             if parsed is None or parsed[0] != digest:  # changed again since: the next refresh sends it
                 return None

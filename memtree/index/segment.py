@@ -7,8 +7,8 @@ by prefix is one contiguous range of term ids (and terms holding it inside are f
 are immutable once built; a newer version of a note lives in a later segment and the old one's
 chunks are marked dead. Scoring them is memtree.index.bm25 (pure) and memtree.index.dense (numpy).
 
-Why one module over 300 lines: a segment's columns, the two layouts that build them and the
-merge that rebuilds them must agree column for column.
+Why one module over 300 lines: a segment's columns, the layouts that build them (from terms or from
+a build's term ids) and the merge that rebuilds them must agree column for column.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from memtree.index.protocol import Location
@@ -222,6 +222,35 @@ def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] 
     )
 
 
+def build_segment_ids(
+    notes: Iterable[tuple[str, Sequence[tuple[int, int, Sequence[int]]]]], terms: Sequence[str]
+) -> Segment:
+    """:func:`build_segment` for chunks whose terms come as ids into ``terms`` (``NO_TERM``, 0, marks a
+    stopword's place and counts for nothing), as an index build numbers them (memtree.index.vocab):
+    the same columns as for the terms themselves."""
+    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
+    files: list[str] = []
+    file_start, file_len = array("q", [0]), array("q")
+    chunk_ids: list[Sequence[int]] = []
+    for path, chunks in notes:
+        lengths = [len(ids) - ids.count(0) for _, _, ids in chunks]
+        doc_len.extend(lengths)
+        doc_file.extend(repeat(len(files), len(chunks)))
+        doc_start.extend([c[0] for c in chunks])
+        doc_end.extend([c[1] for c in chunks])
+        chunk_ids.extend([c[2] for c in chunks])
+        files.append(path)
+        file_len.append(sum(lengths))
+        file_start.append(file_start[-1] + len(chunks))
+    if sum(file_len) >= NUMPY_MIN_TERMS and _numpy_available():
+        terms_sorted, offsets, post_doc, post_tf = _csr_ids_numpy(chunk_ids, terms)
+    else:
+        terms_sorted, offsets, post_doc, post_tf = _csr_python([[terms[i] for i in ids if i] for ids in chunk_ids])
+    return Segment(
+        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
+    )
+
+
 _Csr = tuple[list[str], "array[int]", "array[int]", "array[int]"]
 
 
@@ -282,6 +311,35 @@ def _csr_numpy(chunk_terms: Sequence[list[str] | dict[str, int]]) -> _Csr:
     np.cumsum(np.bincount(term_of, minlength=len(vocab)), out=offsets[1:])
     return (
         vocab,
+        _to_array("q", offsets),
+        _to_array("i", key - term_of * n_docs),
+        _to_array("H", np.minimum(tf, MAX_TF)),
+    )
+
+
+def _csr_ids_numpy(chunk_ids: Sequence[Sequence[int]], terms: Sequence[str]) -> _Csr:
+    """:func:`_csr_numpy` for chunks given as term ids (0: no term): with ids at hand, not even a
+    dictionary lookup per term entry is left in Python."""
+    import numpy as np
+
+    entries = np.fromiter(map(len, chunk_ids), dtype=np.int64, count=len(chunk_ids))
+    n_docs = len(entries)
+    ids_all = np.fromiter(chain.from_iterable(chunk_ids), dtype=np.int64, count=int(entries.sum()))
+    docs = np.repeat(np.arange(n_docs, dtype=np.int64), entries)
+    kept = ids_all != 0
+    ids_all, docs = ids_all[kept], docs[kept]
+    used = np.flatnonzero(np.bincount(ids_all, minlength=len(terms))).tolist()
+    if not used:
+        return [], array("q", [0]), array("i"), array("H")
+    order = sorted(used, key=terms.__getitem__)
+    rank = np.zeros(len(terms), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    key, tf = np.unique(rank[ids_all] * n_docs + docs, return_counts=True)
+    term_of = key // n_docs
+    offsets = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term_of, minlength=len(order)), out=offsets[1:])
+    return (
+        [terms[i] for i in order],
         _to_array("q", offsets),
         _to_array("i", key - term_of * n_docs),
         _to_array("H", np.minimum(tf, MAX_TF)),

@@ -91,10 +91,11 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
     i, n = start, len(lines)
     while i < n:
         line = lines[i]
-        if not line.strip():
+        lead = _lead(line)
+        if not lead:
             i += 1
             continue
-        fence = _FENCE.match(line)
+        fence = _FENCE.match(line) if lead in "`~" else None
         if fence:
             marker = fence.group(1)
             # CommonMark: only a bare fence of the same character, at least as long, closes the block
@@ -107,18 +108,18 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
             out.append((i, end, "code"))
             i = end + 1
             continue
-        if _HEADING.match(line):
+        if lead == "#" and _HEADING.match(line):
             out.append((i, i, "heading"))
             i += 1
             continue
-        if _TABLE_ROW.match(line):
+        if lead == "|" and _TABLE_ROW.match(line):
             j = i
             while j + 1 < n and _TABLE_ROW.match(lines[j + 1]):
                 j += 1
             out.append((i, j, "table"))
             i = j + 1
             continue
-        item = _LIST_ITEM.match(line)
+        item = _LIST_ITEM.match(line) if lead in "-*+" or lead.isdecimal() else None
         if item:
             indent = len(item.group(1))
             j = i
@@ -146,19 +147,34 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
             continue
         j = i
         while j + 1 < n:
-            nxt = lines[j + 1]
-            if (
-                not nxt.strip()
-                or _HEADING.match(nxt)
-                or _FENCE.match(nxt)
-                or _LIST_ITEM.match(nxt)
-                or _TABLE_ROW.match(nxt)
-            ):
+            if _opens_block(lines[j + 1]):
                 break
             j += 1
         out.append((i, j, "para"))
         i = j + 1
     return out
+
+
+def _lead(line: str) -> str:
+    """The first character of ``line`` that is not whitespace ('' for a blank line).
+
+    Why: each block pattern opens with its own characters (```` ` ```` or ``~``, ``#``, ``|``, a
+    bullet or a digit), so a line is only matched against the patterns it can open; one regex
+    call saved per pattern that cannot match is a tenth of chunking a note of one-line items.
+    """
+    return line.lstrip()[:1]
+
+
+def _opens_block(line: str) -> bool:
+    """Whether ``line`` is blank or opens a heading, a fence, a list item or a table (so ends a paragraph)."""
+    lead = _lead(line)
+    return (
+        not lead
+        or (lead == "#" and _HEADING.match(line) is not None)
+        or (lead in "`~" and _FENCE.match(line) is not None)
+        or ((lead in "-*+" or lead.isdecimal()) and _LIST_ITEM.match(line) is not None)
+        or (lead == "|" and _TABLE_ROW.match(line) is not None)
+    )
 
 
 def _indent(line: str) -> int:

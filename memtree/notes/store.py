@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -58,6 +59,10 @@ class FileStat(NamedTuple):
     size: int
 
 
+_stat_of = tuple.__new__
+"""``_stat_of(FileStat, (path, tier, mtime_ns, size))``: a FileStat without the NamedTuple's Python-level
+``__new__`` (a quarter of the cost, for the 5,000 notes every refresh walks)."""
+
 _IGNORED_PREFIXES = (".", "~", "#")
 _IGNORED_SUFFIXES = ("~", ".swp", ".swo", ".tmp", ".bak", ".part")
 
@@ -67,11 +72,47 @@ def ignored(name: str) -> bool:
     return name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR
 
 
-def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], list[str]]:
+class Listings:
+    """Folders' notes and subfolders as :func:`walk` last listed them, reused while a folder is unchanged.
+
+    Why: a refresh stats every note to see edits, but listing every folder again as well cost as
+    much (1,000 folders of 5,000 notes). Each folder is stat'ed anyway; one whose ctime, mtime, inode
+    and device are those it had when listed is not listed again. Only a listing taken once the folder
+    had been still since ``quiet_before`` is kept (git's "racily clean" rule): any later change to it
+    then moves its ctime, which no tool can set back (rsync restores mtimes, not ctimes). A folder
+    holding a symlink, or one whose listing met an error, is always listed afresh.
+    """
+
+    def __init__(self) -> None:
+        self.quiet_before = 0
+        """ns since the epoch: set by the caller before each walk (``now - RACY_NS``)."""
+        self._folders: dict[str, tuple[tuple[int, int, int, int], list[tuple[str, str, bool]]]] = {}
+
+    def get(self, folder: str, st: os.stat_result) -> list[tuple[str, str, bool]] | None:
+        """``folder``'s entries (relative name, path, is a folder), if it is unchanged since listed."""
+        known = self._folders.get(folder)
+        if known is None or known[0] != (st.st_ctime_ns, st.st_mtime_ns, st.st_ino, st.st_dev):
+            return None
+        return known[1]
+
+    def put(self, folder: str, st: os.stat_result, entries: list[tuple[str, str, bool]] | None) -> None:
+        """Keep ``folder``'s entries, listed after ``st`` was taken, if it had been still long enough
+        (None: forget it, it is listed afresh each time)."""
+        if entries is not None and st.st_ctime_ns < self.quiet_before and st.st_mtime_ns < self.quiet_before:
+            self._folders[folder] = ((st.st_ctime_ns, st.st_mtime_ns, st.st_ino, st.st_dev), entries)
+        else:
+            self._folders.pop(folder, None)
+
+
+def walk(
+    root: Path, tiers: tuple[str, ...] = TIERS, listings: Listings | None = None
+) -> tuple[list[FileStat], list[str]]:
     """All notes under the given tiers, sorted by path, and warnings for what was skipped.
 
     Symlinks are followed, but a directory already visited (a symlink loop) is skipped with a
-    warning naming it rather than recursed into forever.
+    warning naming it rather than recursed into forever. ``listings`` spares listing the folders
+    that have not changed since the last walk given the same :class:`Listings` (every note is
+    still stat'ed).
     """
     found: list[FileStat] = []
     warnings: list[str] = []
@@ -94,29 +135,76 @@ def walk(root: Path, tiers: tuple[str, ...] = TIERS) -> tuple[list[FileStat], li
                     warnings.append(f"{rel}: skipped, a symlink loop leads back to a folder already indexed")
                     continue
                 seen.add(key)
-                entries = list(os.scandir(folder))
+                known = None if listings is None else listings.get(folder, st)
+                entries = list(os.scandir(folder)) if known is None else []
             except OSError as exc:
                 warnings.append(f"{rel}: skipped ({exc.strerror or exc})")
                 continue
+            if known is not None:
+                for child, path, is_dir in known:
+                    if is_dir:
+                        stack.append((path, child))
+                        continue
+                    try:
+                        est = os.stat(path)
+                    except OSError as exc:
+                        warnings.append(f"{child}: skipped ({exc.strerror or exc})")
+                        continue
+                    found.append(_stat_of(FileStat, (child, tier, est.st_mtime_ns, est.st_size)))
+                continue
+            listed: list[tuple[str, str, bool]] | None = []  # None: this folder is listed afresh each time
             for entry in entries:
                 name = entry.name
                 if name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR:
                     continue
                 child = f"{rel}/{name}"
                 try:
-                    # Why: a link to /etc/passwd or /usr must never be read, listed or written through
-                    if entry.is_symlink() and not _within(base, os.path.realpath(entry.path)):
-                        warnings.append(f"{child}: skipped, a symlink leading outside the memory root")
-                        continue
+                    if entry.is_symlink():
+                        listed = None
+                        # Why: a link to /etc/passwd or /usr must never be read, listed or written through
+                        if not _within(base, os.path.realpath(entry.path)):
+                            warnings.append(f"{child}: skipped, a symlink leading outside the memory root")
+                            continue
                     if entry.is_dir():
                         stack.append((entry.path, child))
+                        if listed is not None:
+                            listed.append((child, entry.path, True))
                     elif name.endswith(NOTE_SUFFIXES) and entry.is_file():
                         est = entry.stat()
-                        found.append(FileStat(child, tier, est.st_mtime_ns, est.st_size))
+                        found.append(_stat_of(FileStat, (child, tier, est.st_mtime_ns, est.st_size)))
+                        if listed is not None:
+                            listed.append((child, entry.path, False))
                 except OSError as exc:
+                    listed = None
                     warnings.append(f"{child}: skipped ({exc.strerror or exc})")
-    found.sort(key=lambda f: f.path)
+            if listings is not None:
+                listings.put(folder, st, listed)
+    found.sort(key=itemgetter(0))  # by path
     return found, warnings
+
+
+def read_upto(path: str | os.PathLike[str], limit: int, expect: int) -> bytes:
+    """The first ``limit`` bytes of a file (all of it when shorter); ``expect``, its size when last
+    stat'ed, sizes the first read.
+
+    Why not ``open(path, "rb").read(limit)``: read(n) allocates n bytes before reading (~20 µs a note
+    with the 5 MB ``index.max_note_bytes``) and the buffered file object costs about as much again,
+    for each of the 5,000 notes an index build reads.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        pieces: list[bytes] = []
+        got, want = 0, min(limit, expect + 1)
+        while got < limit:
+            piece = os.read(fd, want)
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+            want = limit - got
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+    finally:
+        os.close(fd)
 
 
 def read_note(path: str | os.PathLike[str]) -> str:

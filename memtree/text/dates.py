@@ -391,18 +391,19 @@ def _ko_y(g: _Groups, anchor: date | None) -> _Resolved:
     return _year(y) if BARE_YEAR_MIN <= y <= BARE_YEAR_MAX else None
 
 
-_Table = dict[str, tuple[Callable[[_Groups, date | None], _Resolved], list[str]]]
+_Table = dict[str, tuple[Callable[[_Groups, date | None], _Resolved], list[tuple[str, str]]]]
 
 
 def _compile(rules: list[_Rule]) -> tuple[re.Pattern[str], _Table]:
-    """One alternation of named rules, and for each rule its resolver and group names."""
+    """One alternation of named rules, and for each rule its resolver and its groups' names (without
+    and with the rule's prefix)."""
     parts = []
     table: _Table = {}
     for name, pattern, resolve in rules:
         prefix = name + "_"
         body = pattern.format(p=prefix)
         parts.append(f"(?P<{name}>{body})")
-        table[name] = (resolve, re.findall(rf"\?P<{prefix}(\w+)>", body))
+        table[name] = (resolve, [(g, prefix + g) for g in re.findall(rf"\?P<{prefix}(\w+)>", body)])
     return re.compile("|".join(parts), re.IGNORECASE), table
 
 
@@ -448,12 +449,7 @@ def _positions(haystack: str, needle: str) -> list[int]:
 
 
 def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
-    found: list[tuple[re.Match[str], _Table]] = []
-    for start in _STARTS.finditer(text):
-        pattern, table = _scans()["num" if start.group()[0] in "0123456789" else "ko"]
-        m = pattern.match(text, start.start())
-        if m:
-            found.append((m, table))
+    found = _numeric(text, skip_covered=True)
     # Why a set of words and not substring tests: in a Korean text nearly every byte becomes a
     # space, and a needle that starts with a space makes `in` crawl (150 µs a KB).
     words = text.encode().translate(_LETTERS).split()
@@ -461,6 +457,7 @@ def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
         return found
     hits = _EN_WORDS.intersection(words)
     backs = _EN_BACK_WORDS.intersection(words)
+    english: list[tuple[re.Match[str], _Table]] = []
     if hits or backs:
         low = _lowered(text)
         pattern, table = _scans()["en"]
@@ -468,13 +465,36 @@ def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
             for i in _positions(low, w.decode()):
                 m = pattern.match(text, i)
                 if m:
-                    found.append((m, table))
+                    english.append((m, table))
         pattern, table = _scans()["back"]
         for w in backs:
             for i in _positions(low, w.decode()):
                 m = pattern.search(text, max(0, i - _BACK_WINDOW), i + len(w))
                 if m:
-                    found.append((m, table))
+                    english.append((m, table))
+    if not english:
+        return found
+    # Why every start again: an English match kept over a numeric one can free a start inside it
+    return _numeric(text, skip_covered=False) + english
+
+
+def _numeric(text: str, skip_covered: bool) -> list[tuple[re.Match[str], _Table]]:
+    """Matches at each start of a numeric or Korean-word date, in order. ``skip_covered``: none is
+    tried at a start inside the previous match (``1월 7일`` inside ``2024년 1월 7일``), which
+    find_dates, leftmost first, would drop — exact while no English match overlaps that one."""
+    found: list[tuple[re.Match[str], _Table]] = []
+    scans = _scans()
+    end = 0
+    for start in _STARTS.finditer(text):
+        at = start.start()
+        if at < end:
+            continue
+        pattern, table = scans["num" if start.group()[0] in "0123456789" else "ko"]
+        m = pattern.match(text, at)
+        if m:
+            found.append((m, table))
+            if skip_covered:
+                end = m.end()
     return found
 
 
@@ -500,7 +520,7 @@ def find_dates(text: str, anchor: date | None) -> list[DateMention]:
         name = m.lastgroup
         assert name is not None
         resolve, groups = table[name]
-        resolved = resolve({k: m.group(f"{name}_{k}") for k in groups}, anchor)
+        resolved = resolve({k: m.group(full) for k, full in groups}, anchor)
         if resolved is not None:
             kind, first, last = resolved
             found.append(DateMention(m.start(), m.end(), m.group(), kind, first, last))

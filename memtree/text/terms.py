@@ -42,7 +42,11 @@ PARTICLES = frozenset(
     이든 든""".split()
 )
 # `Notion에`, `10에서`: a particle glued to a Latin word or a number is grammar, not content.
-_GLUED = re.compile(rf"(?<=[^\W_{_HANGUL}])[{_HANGUL}]{{1,4}}(?![{_HANGUL}])")
+# A glued run is 1-4 syllables right after a non-Hangul word character; only one that starts with
+# a particle's first syllable can be a particle. Why the pattern opens with that set: CPython then
+# skips to those syllables in C instead of testing the lookbehind at every character (3-5x faster).
+_PARTICLE_FIRST = "".join(sorted({p[0] for p in PARTICLES}))
+_GLUED = re.compile(rf"[{_PARTICLE_FIRST}](?<=[^\W_{_HANGUL}][{_PARTICLE_FIRST}])[{_HANGUL}]{{0,3}}(?![{_HANGUL}])")
 
 
 def _unglue(text: str) -> str:
@@ -158,13 +162,24 @@ def terms(text: str) -> list[str]:
 
 def words_and_terms(text: str) -> tuple[list[str], list[str]]:
     """The words of a text and, aligned with them, each word's index term ('' for a stopword)."""
-    words = _WORD.findall(_unglue(normalize(text)))
-    try:  # why itemgetter: one C-level pass, as an index build looks up every word of every chunk here
-        if len(words) > 1:
-            return words, list(itemgetter(*words)(_term_cache))
-        return words, [_term_cache[w] for w in words]
+    found = words(text)
+    try:  # why itemgetter: one C-level pass over the words
+        if len(found) > 1:
+            return found, list(itemgetter(*found)(_term_cache))
+        return found, [_term_cache[w] for w in found]
     except KeyError:  # a word seen for the first time
-        return words, [_term(w) if t is None else t for w, t in zip(words, map(_term_cache.get, words))]
+        return found, [_term(w) if t is None else t for w, t in zip(found, map(_term_cache.get, found))]
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, normalized, in order: what :func:`term` makes index terms of."""
+    return _WORD.findall(_unglue(normalize(text)))
+
+
+def term(word: str) -> str:
+    """The index term of one word of :func:`words` ('' for a stopword)."""
+    found = _term_cache.get(word)
+    return _term(word) if found is None else found
 
 
 def terms_with_surface(text: str) -> list[tuple[str, str]]:
@@ -173,7 +188,7 @@ def terms_with_surface(text: str) -> list[tuple[str, str]]:
 
 
 def _pairs(text: str) -> Iterator[tuple[str, str]]:
-    for tok in _WORD.findall(_unglue(normalize(text))):
+    for tok in words(text):
         term = _term_cache.get(tok)
         if term is None:
             term = _term(tok)
