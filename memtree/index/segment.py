@@ -200,26 +200,14 @@ def build_segment(notes: Iterable[tuple[str, Sequence[tuple[int, int, list[str] 
     laid out as CSR, by :func:`_csr_numpy` for a large build and :func:`_csr_python` otherwise;
     both give the same columns.
     """
-    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
-    files: list[str] = []
-    file_start, file_len = array("q", [0]), array("q")
+    columns = _Columns()
     chunk_terms: list[list[str] | dict[str, int]] = []
-    for path, chunks in notes:  # column by column: a build sees 100k chunks
-        lengths = [_length(terms) for _, _, terms in chunks]
-        doc_len.extend(lengths)
-        doc_file.extend(repeat(len(files), len(chunks)))
-        doc_start.extend([c[0] for c in chunks])
-        doc_end.extend([c[1] for c in chunks])
+    for path, chunks in notes:
+        columns.add(path, chunks, [_length(terms) for _, _, terms in chunks])
         chunk_terms.extend([c[2] for c in chunks])
-        files.append(path)
-        file_len.append(sum(lengths))
-        file_start.append(file_start[-1] + len(chunks))
     size = sum(map(len, chunk_terms))  # term entries over all chunks: what laying out the postings costs
     layout = _csr_numpy if size >= NUMPY_MIN_TERMS and _numpy_available() else _csr_python
-    terms_sorted, offsets, post_doc, post_tf = layout(chunk_terms)
-    return Segment(
-        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
-    )
+    return columns.segment(*layout(chunk_terms))
 
 
 def build_segment_ids(
@@ -228,27 +216,49 @@ def build_segment_ids(
     """:func:`build_segment` for chunks whose terms come as ids into ``terms`` (``NO_TERM``, 0, marks a
     stopword's place and counts for nothing), as an index build numbers them (memtree.index.vocab):
     the same columns as for the terms themselves."""
-    doc_len, doc_file, doc_start, doc_end = array("i"), array("i"), array("i"), array("i")
-    files: list[str] = []
-    file_start, file_len = array("q", [0]), array("q")
+    columns = _Columns()
     chunk_ids: list[Sequence[int]] = []
     for path, chunks in notes:
-        lengths = [len(ids) - ids.count(0) for _, _, ids in chunks]
-        doc_len.extend(lengths)
-        doc_file.extend(repeat(len(files), len(chunks)))
-        doc_start.extend([c[0] for c in chunks])
-        doc_end.extend([c[1] for c in chunks])
+        columns.add(path, chunks, [len(ids) - ids.count(0) for _, _, ids in chunks])
         chunk_ids.extend([c[2] for c in chunks])
-        files.append(path)
-        file_len.append(sum(lengths))
-        file_start.append(file_start[-1] + len(chunks))
-    if sum(file_len) >= NUMPY_MIN_TERMS and _numpy_available():
-        terms_sorted, offsets, post_doc, post_tf = _csr_ids_numpy(chunk_ids, terms)
-    else:
-        terms_sorted, offsets, post_doc, post_tf = _csr_python([[terms[i] for i in ids if i] for ids in chunk_ids])
-    return Segment(
-        terms_sorted, offsets, post_doc, post_tf, doc_len, doc_file, doc_start, doc_end, files, file_start, file_len
-    )
+    if sum(columns.file_len) >= NUMPY_MIN_TERMS and _numpy_available():
+        return columns.segment(*_csr_ids_numpy(chunk_ids, terms))
+    return columns.segment(*_csr_python([[terms[i] for i in ids if i] for ids in chunk_ids]))
+
+
+class _Columns:
+    """A segment's per-chunk and per-note columns, filled note by note (a build sees 100k chunks)."""
+
+    def __init__(self) -> None:
+        self.doc_len, self.doc_file, self.doc_start, self.doc_end = array("i"), array("i"), array("i"), array("i")
+        self.files: list[str] = []
+        self.file_start, self.file_len = array("q", [0]), array("q")
+
+    def add(self, path: str, chunks: Sequence[tuple[int, int, Any]], lengths: list[int]) -> None:
+        """One note's chunks ``(start line, end line, terms)`` and their lengths in terms."""
+        self.doc_len.extend(lengths)
+        self.doc_file.extend(repeat(len(self.files), len(chunks)))
+        self.doc_start.extend([c[0] for c in chunks])
+        self.doc_end.extend([c[1] for c in chunks])
+        self.files.append(path)
+        self.file_len.append(sum(lengths))
+        self.file_start.append(self.file_start[-1] + len(chunks))
+
+    def segment(self, terms: list[str], offsets: array[int], post_doc: array[int], post_tf: array[int]) -> Segment:
+        """The segment of these columns and these CSR postings."""
+        return Segment(
+            terms,
+            offsets,
+            post_doc,
+            post_tf,
+            self.doc_len,
+            self.doc_file,
+            self.doc_start,
+            self.doc_end,
+            self.files,
+            self.file_start,
+            self.file_len,
+        )
 
 
 _Csr = tuple[list[str], "array[int]", "array[int]", "array[int]"]
