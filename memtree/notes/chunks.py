@@ -53,24 +53,35 @@ class Document:
 
 def split_frontmatter(lines: list[str]) -> tuple[dict[str, Any], int, str | None]:
     """YAML frontmatter of a note → (metadata, first body line index, error or None)."""
-    if not lines or lines[0].strip() != "---":
+    i = _frontmatter_close(lines)
+    if not i:
         return {}, 0, None
-    for i in range(1, min(len(lines), 500)):
-        if lines[i].strip() in ("---", "..."):
-            block = "\n".join(lines[1:i])
-            try:
-                import yaml  # lazy: only notes with frontmatter pay for it
+    block = "\n".join(lines[1:i])
+    try:
+        import yaml  # lazy: only notes with frontmatter pay for it
 
-                meta = yaml.safe_load(block) if block.strip() else {}
-            except Exception as exc:  # yaml raises many types; any of them means "unreadable"
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                return {}, i + 1, f"frontmatter is not valid YAML ({first})"
-            if meta is None:
-                meta = {}
-            if not isinstance(meta, dict):
-                return {}, i + 1, "frontmatter is not a mapping"
-            return meta, i + 1, None
-    return {}, 0, None
+        meta = yaml.safe_load(block) if block.strip() else {}
+    except Exception as exc:  # yaml raises many types; any of them means "unreadable"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return {}, i + 1, f"frontmatter is not valid YAML ({first})"
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return {}, i + 1, "frontmatter is not a mapping"
+    return meta, i + 1, None
+
+
+def _frontmatter_close(lines: Sequence[str]) -> int:
+    """The line closing a note's YAML frontmatter (``---`` or ``...`` within its first 500 lines), or 0: none."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    return next((i for i in range(1, min(len(lines), 500)) if lines[i].strip() in ("---", "...")), 0)
+
+
+def _closing_fence(marker: str) -> re.Pattern[str]:
+    """CommonMark: only a bare fence of the same character, at least as long, closes a code block
+    (a ```` block may show a ``` example; ```python inside a ``` block is content)."""
+    return re.compile(rf"^\s{{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
 
 
 def parse(text: str) -> Document:
@@ -98,9 +109,7 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
         fence = _FENCE.match(line) if lead in "`~" else None
         if fence:
             marker = fence.group(1)
-            # CommonMark: only a bare fence of the same character, at least as long, closes the block
-            # (a ```` block may show a ``` example; ```python inside a ``` block is content).
-            close = re.compile(rf"^\s{{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
+            close = _closing_fence(marker)
             j = i + 1
             while j < n and not close.match(lines[j]):
                 j += 1
@@ -271,9 +280,8 @@ def chunk_headings(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> li
     prefixes a chunk's passage with them (memtree.index.vectors.passage)."""
     trails: list[tuple[tuple[int, str], ...]] = []
     trail: list[tuple[int, int, str]] = []
-    body = 0
-    if lines and lines[0].strip() == "---":
-        body = next((i + 1 for i in range(1, min(len(lines), 500)) if lines[i].strip() in ("---", "...")), 0)
+    end = _frontmatter_close(lines)
+    body = end + 1 if end else 0
     close: re.Pattern[str] | None = None
     for i, line in enumerate(lines):
         if i >= body:
@@ -281,8 +289,7 @@ def chunk_headings(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> li
                 if close.match(line):
                     close = None
             elif (fence := _FENCE.match(line)) is not None:
-                marker = fence.group(1)
-                close = re.compile(rf"^\s{{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$")
+                close = _closing_fence(fence.group(1))
             elif (m := _HEADING.match(line)) is not None:
                 level = len(m.group(1))
                 while trail and trail[-1][0] >= level:
