@@ -127,3 +127,14 @@ def wait_for(what: Callable[[], object], message: str, timeout: float = DEADLINE
     if what():  # a last look: the deadline may have passed while this thread was not scheduled
         return
     raise AssertionError(f"gave up waiting: {message}")
+
+
+_FACT_WORDS = "사과 바다 기차 연필 구름 책상 우산 시계 고양이 나무 bridge candle meadow rocket violin harbor".split()
+
+
+def distinct_fact(worker: int, i: int, per_worker: int) -> str:
+    """The ``i``-th fact of concurrent writer ``worker``: no other worker's or index's shares it — its own
+    words, not just its own numbers (so dedup never merges two of them)."""
+    n = worker * per_worker + i
+    picks = [_FACT_WORDS[(n * k + k) % len(_FACT_WORDS)] for k in (1, 3, 7)]
+    return f"w{worker}x{i}: {' '.join(picks)} {n * 7919 % 104729}"

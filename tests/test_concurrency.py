@@ -10,7 +10,7 @@ import time
 from multiprocessing import get_context
 from pathlib import Path
 
-from helpers import write_root
+from helpers import distinct_fact, write_root
 
 from memtree import MemTree
 from memtree.notes import tree as treemod
@@ -22,14 +22,8 @@ WRITERS_DEADLINE_S = 300
 """A deadline, not a duration: ~15 s on an idle 2-core machine, a lot more under load."""
 
 
-WORDS = "사과 바다 기차 연필 구름 책상 우산 시계 고양이 나무 bridge candle meadow rocket violin harbor".split()
-
-
 def fact(worker: int, i: int) -> str:
-    """A fact no other worker or index shares: its own words, not just its own numbers."""
-    n = worker * ADDS + i
-    picks = [WORDS[(n * k + k) % len(WORDS)] for k in (1, 3, 7)]
-    return f"w{worker}x{i}: {' '.join(picks)} {n * 7919 % 104729}"
+    return distinct_fact(worker, i, ADDS)
 
 
 def _writer(root: str, worker: int) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import assert_one_line_error, grown, node, snapshot, write_root
+from helpers import assert_one_line_error, distinct_fact, grown, node, snapshot, write_root
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -611,14 +611,10 @@ WRITERS = 3
 ADDS = 30
 WRITERS_DEADLINE_S = 300
 """A deadline, not a duration: a few seconds on an idle machine, much more on a loaded one."""
-WORDS = "사과 바다 기차 연필 구름 책상 우산 시계 고양이 나무 bridge candle meadow rocket violin harbor".split()
 
 
 def fact(worker: int, i: int) -> str:
-    """A fact no other shares: its own words, not just its own numbers (tests/test_concurrency.py's)."""
-    n = worker * ADDS + i
-    picks = [WORDS[(n * k + k) % len(WORDS)] for k in (1, 3, 7)]
-    return f"w{worker}x{i}: {' '.join(picks)} {n * 7919 % 104729}"
+    return distinct_fact(worker, i, ADDS)
 
 
 def _writer(root: str, worker: int) -> None:
