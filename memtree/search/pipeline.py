@@ -61,7 +61,7 @@ def run(
     """
     searched = frozenset(tiers)
 
-    def scoring(terms: Sequence[str]) -> Scores:
+    def scoring(terms: Sequence[str], aliases: dict[str, str] | None = None) -> Scores:
         # IDF over the tiers searched: memory/ logs do not make a word cheap for a bank/ search;
         # a message that asks something ranks by its question's words most (memtree.search.evidence)
         lift = (
@@ -69,7 +69,6 @@ def run(
         )
         return index.score(terms, searched, settings, lift, vectorize)
 
-    aliases: dict[str, str] = {}
     scored = scoring(qterms)
     if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds
         qterms = evidence.bounded(qterms, [st.df for st in scored.stats])
@@ -77,7 +76,7 @@ def run(
     aliases = repair.repairs(index, qterms, [st.df for st in scored.stats], searched, settings, vectorize)
     if aliases:
         qterms = list(dict.fromkeys(aliases.get(q, q) for q in qterms))
-        scored = scoring(qterms)
+        scored = scoring(qterms, aliases)
     idfs = [st.idf for st in scored.stats]
     judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats], today, aliases)
     routes = route(keywords, qterms, idfs, settings.partial_match, settings.infix_match)
