@@ -38,6 +38,10 @@ ASIDE_WEIGHT = 0.3
 """Share of the BM25 score left to the words of a message's other clauses when one clause asks a
 question (memtree.search.evidence.boosts); chosen on the verbose KorQuAD set, reported on verbose LoCoMo
 (README, "Long prompts"). 1 turns it off."""
+ADJACENCY_WEIGHT = 0.5
+"""How much a candidate's adjacency — the share of the question's neighbouring word pairs that stand side by side
+in it (memtree.search.evidence.adjacency) — scales its rank: score × (1 − w + w × adjacency); chosen on the KorQuAD
+dev sets, where 0.3–0.5 tie and 0.7 loses, reported on LoCoMo (README, "Benchmarks"). 0 turns it off."""
 QUERY_QUESTIONS = 4
 """Question clauses of a chat message the semantic layer embeds at most (the longest); why: a pasted
 3,000-character prompt then costs a few short embeddings. A message with no question, or only
@@ -138,6 +142,7 @@ class SearchSettings:
     reject_threshold: float = REJECT_THRESHOLD
     evidence_weight: float = EVIDENCE_WEIGHT
     aside_weight: float = ASIDE_WEIGHT
+    adjacency_weight: float = ADJACENCY_WEIGHT
     recency_boost: float = RECENCY_BOOST
     scope_boost: float = SCOPE_BOOST
     refresh_interval_s: float = REFRESH_INTERVAL_S
@@ -342,8 +347,15 @@ _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
 _ABOVE_ZERO = {("decay", "half_life_days"), ("consolidate", "jaccard"), ("extract", "window_turns")}
 """Keys 0 would break: a zero half-life divides by zero; a zero Jaccard would merge unrelated entries;
 a zero extraction window holds no turn."""
-_AT_MOST_ONE = {("decay", "archive_below"), ("consolidate", "jaccard"), ("extract", "topic_shift")}
-"""Keys that are shares of 1: a decay weight never exceeds 1, nor does a Jaccard similarity."""
+_AT_MOST_ONE = {
+    ("decay", "archive_below"),
+    ("consolidate", "jaccard"),
+    ("extract", "topic_shift"),
+    ("search", "evidence_weight"),
+    ("search", "adjacency_weight"),
+}
+"""Keys that are shares of 1: a decay weight never exceeds 1, nor does a Jaccard similarity; a rank factor
+1 − w + w × share would turn negative past 1."""
 
 
 def load_settings(root: Path) -> Settings:

@@ -109,8 +109,11 @@ def steady(signals: dict[str, float]) -> dict[str, float]:
 
 
 def final_score(signals: dict[str, float]) -> float:
-    """keyword × decay × recency × scope, as --explain prints it."""
-    return signals["keyword"] * signals.get("decay", 1.0) * signals.get("recency", 1.0) * signals.get("scope", 1.0)
+    """keyword (or blended) × evidence × adjacency × decay × recency × scope, as --explain prints it."""
+    out = signals.get("blended", signals["keyword"])
+    for factor in ("evidence", "adjacency", "decay", "recency", "scope"):
+        out *= signals.get(factor, 1.0)
+    return out
 
 
 DEADLINE_S = 10.0

@@ -142,6 +142,8 @@ def test_decay_and_consolidate_defaults_are_the_designs() -> None:
         ("consolidate:\n  jaccard: 85\n", "consolidate.jaccard must be at most 1"),
         ("consolidate:\n  prune_days: true\n", "consolidate.prune_days must be a number"),
         ("consolidate:\n  prune_min_recalls: -3\n", "consolidate.prune_min_recalls must not be negative"),
+        ("search:\n  adjacency_weight: 2\n", "search.adjacency_weight must be at most 1"),
+        ("search:\n  evidence_weight: 1.5\n", "search.evidence_weight must be at most 1"),
     ],
 )
 def test_wrong_decay_and_consolidate_values_are_one_clear_line(tmp_path: Path, yaml_text: str, says: str) -> None:

@@ -175,3 +175,78 @@ def test_lazy_weighing_returns_what_weighing_every_candidate_returns(
     monkeypatch.setattr(search_module, "_weigh_lazily", weigh_all)
     full = [[(h.path, h.lines, h.score) for h in mt.search(q, k=3, cache=False).hits] for q in queries]
     assert lazy == full and all(lazy)
+
+
+def _judged(query: str) -> tuple[list[str], evidence.Weights]:
+    qterms = text.query_terms(query)
+    return qterms, evidence.weigh(query, qterms, [3.0] * len(qterms), [5] * len(qterms))
+
+
+def _adjacency(chunk: str, qterms: list[str], judged: evidence.Weights, lift: list[float] | None = None) -> float:
+    """Adjacency of a chunk that holds every query word."""
+    return evidence.pairs(qterms, judged, lift).adjacency(chunk, qterms, [1.0] * len(qterms))
+
+
+@pytest.mark.parametrize(
+    ("chunk", "share"),
+    [
+        ("노아는 명령에 따라 노아의 방주를 만들었다", 1.0),  # a particle between: side by side
+        ("노아는 하나님의 명령에 따라 긴 항해 끝에 방주를 만들었다", 0.0),  # the same words, apart
+        ("방주, 그 노아의 배", 1.0),  # either order, one word between
+        ("노아 방주", 1.0),
+        ("노아노아방주", 1.0),  # one compound holds both
+        ("노아는 떠났다. 방주는 남았다", 0.0),  # a sentence ends between them
+        ("노아\n방주", 0.0),  # so does a line
+        ("", 0.0),
+    ],
+)
+def test_adjacency_is_the_share_of_the_questions_word_pairs_side_by_side(chunk: str, share: float) -> None:
+    qterms, judged = _judged("노아의 방주")
+    assert _adjacency(chunk, qterms, judged) == share
+
+
+def test_adjacency_weighs_each_pair_by_its_lighter_word_and_reads_latin_words_whole() -> None:
+    query = "time management technique"
+    qterms = text.query_terms(query)
+    judged = evidence.weigh(query, qterms, [1.0, 2.0, 4.0], [5, 5, 5])
+    # (time, management) weighs 1, (management, technique) weighs 2
+    assert _adjacency("good time management, and a technique", qterms, judged) == pytest.approx(1 / 3)
+    assert _adjacency("sometime management technique", qterms, judged) == pytest.approx(2 / 3)
+
+
+def test_a_one_word_question_and_an_aside_pair_judge_nothing() -> None:
+    qterms, judged = _judged("롤백")
+    assert _adjacency("아무 말", qterms, judged) == 1.0  # no pair: every chunk ranks as before
+    query = "Thanks for the cake recipe! When did Melanie paint a sunrise?"
+    qterms = text.query_terms(query)
+    judged = evidence.weigh(query, qterms, [3.0] * len(qterms), [5] * len(qterms))
+    lift = evidence.boosts(query, qterms, None, 0.3)
+    # the aside's "cake recipe" stands together, the question's words do not: only the question counts
+    assert _adjacency("a cake recipe; Melanie once said a sunrise", qterms, judged, lift) == 0.0
+
+
+@given(st.lists(st.sampled_from(["노아", "방주", "는", " ", ".", "\n", "노아의", "방주를", "배"]), max_size=30))
+def test_adjacency_never_exceeds_what_the_words_held_allow(words: list[str]) -> None:
+    # Why: lazy weighing bounds a candidate by possible() before its text is read; adjacency above it
+    # would make the lazy cut skip a chunk that belongs in the top k
+    qterms, judged = _judged("노아의 방주 이야기")
+    paired = evidence.pairs(qterms, judged)
+    chunk = "".join(words)
+    for strengths in ([1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [0.0, 0.7, 0.7]):
+        assert 0.0 <= paired.adjacency(chunk, qterms, strengths) <= paired.possible(strengths) <= 1.0
+
+
+def test_the_paragraph_saying_the_words_together_ranks_first(make_root: Callable[..., Path]) -> None:
+    notes = {
+        "bank/ark.md": "# 옛이야기\n\n"
+        "노아는 하나님의 명령을 들었다. 그 뒤 방주 이야기는 여러 문헌에 남았다.\n\n"
+        "노아의 방주는 세 층으로 되어 있었다. 하나님의 명령이 그렇게 정했다.\n",
+    }
+    root = make_root(notes, None)
+    hits = MemTree(root, refresh_interval=0).search("노아의 방주", k=2, cache=False).hits
+    # the factor 1 − 0.5 + 0.5 × share: a sentence's end parts the first paragraph's pair
+    assert [h.signals["adjacency"] for h in hits] == [1.0, 0.5]
+    assert "세 층" in hits[0].text and hits[0].score > hits[1].score
+    (root / "memtree.yaml").write_text("search:\n  adjacency_weight: 0\n", encoding="utf-8")
+    off = MemTree(root, refresh_interval=0).search("노아의 방주", k=2, cache=False).hits
+    assert [h.signals["adjacency"] for h in off] == [1.0, 1.0]  # 0 turns it off

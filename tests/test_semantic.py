@@ -106,7 +106,8 @@ def test_the_linear_blend_is_the_documented_arithmetic(tmp_path: Path, embedder:
     for h in result.hits:
         s = h.signals
         assert s["blended"] == pytest.approx(0.6 * s["keyword"] + 0.4 * s["semantic_norm"], abs=2e-4)
-        assert h.score == pytest.approx(s["blended"] * s["decay"] * s["recency"] * s["scope"], abs=2e-3)
+        text_factors = s["evidence"] * s["adjacency"]  # coverage and adjacency rank the blend (DESIGN §3.8)
+        assert h.score == pytest.approx(s["blended"] * text_factors * s["decay"] * s["recency"] * s["scope"], abs=2e-3)
 
 
 def test_rrf_fusion_is_an_option(tmp_path: Path, embedder: ConceptEmbedder) -> None:

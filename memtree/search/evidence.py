@@ -20,6 +20,8 @@ every time.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -160,6 +162,102 @@ def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -
         return list(qterms[:limit])
     keep = sorted(i for _, i in present[:limit])
     return [qterms[i] for i in keep]
+
+
+_GAP = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"[.?!。？！]\s")
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The question's neighbouring word pairs, as query-term indexes with their weights.
+
+    Why: of two paragraphs of one article holding the same query words, the one that answers
+    usually says them together (``노아의 방주``, ``time management``) — the one that mentions
+    them apart is about something else. A clause's weighted terms taken in query order make the
+    pairs (a message's aside clauses left out when one clause asks, as :func:`boosts` reads
+    them; a day term is no word of the text); each pair weighs its lighter term's weight.
+    """
+
+    pairs: tuple[tuple[int, int, float], ...] = ()
+    total: float = 0.0
+
+    def possible(self, strengths: Sequence[float]) -> float:
+        """The most adjacency a chunk can have before its text is read: a pair needs both its words."""
+        if not self.total:
+            return 1.0
+        return sum(w for a, b, w in self.pairs if strengths[a] and strengths[b]) / self.total
+
+    def adjacency(self, chunk_text: str, qterms: Sequence[str], strengths: Sequence[float]) -> float:
+        """The weighted share of the pairs that stand side by side in the chunk (1.0 with no pair to judge).
+
+        A pair stands side by side when its words are in the same word, neighbouring words, or
+        one word apart (``first half *of* September``, a particle or an article between), in one
+        sentence of one line. Only pairs whose words the chunk holds (``strengths``) are looked
+        for, so it never exceeds :meth:`possible`.
+        """
+        if not self.total:
+            return 1.0
+        low = ""
+        found: dict[int, list[int]] = {}
+        near = 0.0
+        for a, b, w in self.pairs:
+            if not (strengths[a] and strengths[b]):
+                continue
+            low = low or text.normalize(chunk_text)
+            at_a = found[a] if a in found else found.setdefault(a, _occurrences(low, qterms[a]))
+            at_b = found[b] if b in found else found.setdefault(b, _occurrences(low, qterms[b]))
+            if at_a and at_b and _any_side_by_side(low, at_a, at_b):
+                near += w
+        return near / self.total
+
+
+def pairs(qterms: Sequence[str], judged: Weights, lift: Sequence[float] | None = None) -> Pairs:
+    """The pairs :class:`Pairs` judges, for a query's terms, evidence weights and question lift."""
+    w = judged.weights
+    out: list[tuple[int, int, float]] = []
+    for clause in judged.clauses:
+        asked = [i for i in clause if w[i] > 0 and qterms[i][0] != "@" and (lift is None or lift[i] >= 1.0)]
+        out.extend((a, b, min(w[a], w[b])) for a, b in itertools.pairwise(asked))
+    return Pairs(tuple(out), sum(weight for _, _, weight in out))
+
+
+def _occurrences(low: str, term: str) -> list[int]:
+    """Where a term stands in a chunk's normalized text, in order: a Hangul stem of two syllables or more
+    anywhere (its particles and its compounds follow or precede it), any other term where a word starts —
+    after a space or a mark, or where the script changes (``2017년``, ``notion에``)."""
+    hangul = text.is_hangul(term)
+    anywhere = hangul and len(term) >= 2
+    out = []
+    at = low.find(term)
+    while at >= 0:
+        if anywhere or at == 0:
+            out.append(at)
+        else:
+            before = low[at - 1]
+            if not before.isalnum() or hangul != ("\uac00" <= before <= "\ud7a3"):
+                out.append(at)
+        at = low.find(term, at + 1)
+    return out
+
+
+def _any_side_by_side(low: str, at_a: list[int], at_b: list[int]) -> bool:
+    """Whether an occurrence of one word is side by side with one of the other: only the nearest on each
+    side needs a look, as any farther one has at least as many words and sentence ends between."""
+    for x in at_a:
+        j = bisect.bisect_left(at_b, x)
+        if j < len(at_b) and at_b[j] == x:  # one word the prefix of the other, at one place: the next
+            j += 1
+        if (j < len(at_b) and _side_by_side(low, x, at_b[j])) or (j > 0 and _side_by_side(low, at_b[j - 1], x)):
+            return True
+    return False
+
+
+def _side_by_side(low: str, lo: int, hi: int) -> bool:
+    """Whether the words at offsets ``lo`` < ``hi`` are the same word, neighbours, or one word apart, in
+    one sentence of one line."""
+    gaps = _GAP.findall(low, lo, hi)
+    return len(gaps) <= 2 and not any("\n" in gap for gap in gaps) and not _SENTENCE_END.search(low, lo, hi)
 
 
 _QUESTION_END = re.compile(r"[?？]\s*$")

@@ -7,7 +7,9 @@ share of the query the chunk holds; BM25 is normalized by the best BM25 score of
 (memtree.index.blend, the one home of that arithmetic). A hit's *coverage* — the IDF-weighted
 share of query terms it holds (exactly 1.0, by prefix ``partial``), in its text or its node's
 keywords, judged per clause of the query (memtree.search.evidence) — decides rejection: below
-``reject_threshold`` memtree returns nothing rather than a guess.
+``reject_threshold`` memtree returns nothing rather than a guess. A hit's score is its keyword
+blend (or the semantic blend) × (1 − w + w × coverage) × (1 − a + a × adjacency) × decay ×
+recency × scope, and hits are returned in that order.
 
 The pipeline asks its engine (memtree.index.protocol.Engine: memtree's chunk index, or another)
 for scores and chunk locations only; it reads chunk text from the notes through ``read_lines``.
@@ -61,24 +63,25 @@ def run(
     """
     searched = frozenset(tiers)
 
-    def scoring(terms: Sequence[str], aliases: dict[str, str] | None = None) -> Scores:
+    def scoring(terms: Sequence[str], aliases: dict[str, str] | None = None) -> tuple[Scores, list[float] | None]:
         # IDF over the tiers searched: memory/ logs do not make a word cheap for a bank/ search;
         # a message that asks something ranks by its question's words most (memtree.search.evidence)
         lift = (
             evidence.boosts(query, terms, today, settings.aside_weight, aliases) if settings.aside_weight < 1 else None
         )
-        return index.score(terms, searched, settings, lift, vectorize)
+        return index.score(terms, searched, settings, lift, vectorize), lift
 
-    scored = scoring(qterms)
+    scored, lift = scoring(qterms)
     if len(qterms) > evidence.MAX_TERMS:  # a pasted page: its rarest words the memory holds
         qterms = evidence.bounded(qterms, [st.df for st in scored.stats])
-        scored = scoring(qterms)
+        scored, lift = scoring(qterms)
     aliases = repair.repairs(index, qterms, [st.df for st in scored.stats], searched, settings, vectorize)
     if aliases:
         qterms = list(dict.fromkeys(aliases.get(q, q) for q in qterms))
-        scored = scoring(qterms, aliases)
+        scored, lift = scoring(qterms, aliases)
     idfs = [st.idf for st in scored.stats]
     judged = evidence.weigh(query, qterms, idfs, [st.df for st in scored.stats], today, aliases)
+    paired = evidence.pairs(qterms, judged, lift) if settings.adjacency_weight else evidence.Pairs()
     routes = route(keywords, qterms, idfs, settings.partial_match, settings.infix_match)
     routed: dict[str, Route] = {}
     for node_id, rt in routes.items():
@@ -119,10 +122,12 @@ def run(
             hidden.append(where.path)
             return None  # out of the current scope
         cos = semantic.cos(ev.ref) if semantic is not None else None
-        return _Candidate(*ev, chunk_text, keys, factors, cos)
+        side = paired.adjacency(chunk_text, qterms, ev.strengths)
+        return _Candidate(*ev, chunk_text, keys, factors, cos, side)
 
-    # re-ranked by evidence (and decay, scope, meaning): look at a few more than k
-    reranked = adjust is not None or semantic is not None or settings.evidence_weight > 0
+    # re-ranked by evidence and adjacency (and decay, scope, meaning): look at a few more than k
+    by_text = settings.evidence_weight > 0 or settings.adjacency_weight > 0
+    reranked = adjust is not None or semantic is not None or by_text
     fetch = max(3 * k, 15) if reranked else k
     blend: Blend
     while True:
@@ -138,7 +143,7 @@ def run(
             most = adjust.max_factor if adjust is not None else 1.0
             masses = scored.evidence([ref for _, ref in wanted])
             bounds = _ceilings(wanted, masses, places, judged, most, settings.evidence_weight)
-            ranked = _weigh_lazily(wanted, k, bounds, scored, evidenced, candidate, settings.evidence_weight, most)
+            ranked = _weigh_lazily(wanted, k, bounds, scored, evidenced, candidate, settings, most, paired)
         else:
             if semantic is not None:
                 semantic.known([ref for _, ref in wanted])
@@ -151,7 +156,7 @@ def run(
 
     fused = semantic.fuse(ranked) if semantic is not None else {}
     if reranked:
-        ranked.sort(key=lambda c: -_weighed(c, fused.get(c.ref, c.keyword), settings.evidence_weight))
+        ranked.sort(key=lambda c: -_weighed(c, fused.get(c.ref, c.keyword), settings))
     had_candidates = bool(ranked)
     ranked = ranked[:k]
     reason = None
@@ -187,6 +192,10 @@ def run(
         final = fused.get(c.ref, c.keyword)
         if semantic is not None:
             signals.update(semantic.signals(c), blended=round(final, 4))
+        if reranked:  # the factors the candidates were ranked by are the score's, so hits stay in rank order
+            evidenced_by, side_by_side = _factors(c, settings)
+            final *= evidenced_by * side_by_side
+            signals.update(evidence=round(evidenced_by, 4), adjacency=round(side_by_side, 4))
         if c.factors is not None:
             f = c.factors
             final *= f.total
@@ -251,16 +260,25 @@ class _Candidate(NamedTuple):
     keys: tuple[str, ...]
     factors: Factors | None
     cos: float | None = None  # cosine similarity to the query (semantic layer on)
+    adjacency: float = 1.0  # share of the question's word pairs side by side in the text (memtree.search.evidence)
 
 
-def _weighed(c: _Candidate, base: float, evidence_weight: float) -> float:
-    """A candidate's rank score: its blend, scaled by its clause evidence, times decay, recency and scope.
+def _factors(c: _Candidate, settings: SearchSettings) -> tuple[float, float]:
+    """The two rank factors of a candidate's text: clause evidence and adjacency (each at most 1).
 
     Why the evidence: of two chunks the blend scores alike, the one answering a whole clause of the
-    question beats one that gathers scattered words of a long message (both factors are ≤ 1, so
-    the lazy cut below stays exact).
+    question beats one that gathers scattered words of a long message. Why adjacency: of two
+    paragraphs holding the same words, the one saying them together answers
+    (memtree.search.evidence.adjacency). Both are ≤ 1, so the lazy cut below stays exact.
     """
-    base *= 1.0 - evidence_weight + evidence_weight * c.coverage
+    ew, aw = settings.evidence_weight, settings.adjacency_weight
+    return 1.0 - ew + ew * c.coverage, 1.0 - aw + aw * c.adjacency
+
+
+def _weighed(c: _Candidate, base: float, settings: SearchSettings) -> float:
+    """A candidate's rank score: its blend, scaled by its text's factors, times decay, recency and scope."""
+    evidenced_by, side_by_side = _factors(c, settings)
+    base *= evidenced_by * side_by_side
     return base * c.factors.total if c.factors else base
 
 
@@ -307,23 +325,26 @@ def _weigh_lazily(
     scored: Scores,
     evidenced: Callable[[float | None, ChunkRef, list[float]], _Evidence],
     candidate: Callable[[_Evidence], _Candidate | None],
-    evidence_weight: float,
+    settings: SearchSettings,
     max_factor: float,
+    paired: evidence.Pairs,
 ) -> list[_Candidate]:
     """Candidates weighed lazily, until none left can reach the top k.
 
     A chunk's rank score is at most its bound (:func:`_ceilings`) before its evidence is known,
-    and keyword × its evidence factor × ``max_factor`` (recency × scope boost) once it is
-    (memtree.search.evidence; no text read yet). The most promising step is taken each time —
-    evidence the chunk with the highest bound, or read the best-bounded chunk already evidenced —
-    and it stops when the k-th best weighed score reaches both bounds: usually after the first k
-    chunks.
+    and keyword × its evidence factor × the adjacency factor its held words allow × ``max_factor``
+    (recency × scope boost) once it is (memtree.search.evidence; no text read yet). The most
+    promising step is taken each time — evidence the chunk with the highest bound, or read the
+    best-bounded chunk already evidenced — and it stops when the k-th best weighed score reaches
+    both bounds: usually after the first k chunks.
     """
     import bisect
     import heapq
 
-    def tight(ev: _Evidence) -> float:
-        return ev.keyword * (1.0 - evidence_weight + evidence_weight * ev.coverage) * max_factor
+    ew, aw = settings.evidence_weight, settings.adjacency_weight
+
+    def tight(ev: _Evidence) -> float:  # adjacency, known once the text is read, needs both words of a pair
+        return ev.keyword * (1.0 - ew + ew * ev.coverage) * (1.0 - aw + aw * paired.possible(ev.strengths)) * max_factor
 
     order = sorted(((bound, n) for n, bound in enumerate(bounds)), key=lambda pair: -pair[0])
     ranked: list[_Candidate] = []
@@ -348,5 +369,5 @@ def _weigh_lazily(
         if c is None:
             continue
         ranked.append(c)
-        bisect.insort(best, -_weighed(c, c.keyword, evidence_weight))
+        bisect.insort(best, -_weighed(c, c.keyword, settings))
     return ranked

@@ -42,12 +42,19 @@ class Hit:
                 f"\n    semantic: cosine {s['semantic']:.2f} ({s['semantic_norm']:.2f} of the best)"
                 f" → blended {s['blended']:.3f}"
             )
+        if "evidence" in s:
+            line += (
+                f"\n    × evidence {s['evidence']:.2f} (coverage) × adjacency {s['adjacency']:.2f}"
+                " (the question's words side by side)"
+            )
         if "decay" in s:
             age = f"{s['age_days']:g} d old by {self.dated}, " if self.dated else ""
             line += (
                 f"\n    × decay {s['decay']:.2f} ({age}{s['recalls']:g} recalls) × recency {s['recency']:g}"
-                f" × scope {s['scope']:g} = {self.score:.3f}"
+                f" × scope {s['scope']:g}"
             )
+        if "evidence" in s or "decay" in s:
+            line += f" = {self.score:.3f}"
         return line
 
 
