@@ -79,6 +79,13 @@ def test_a_question_word_glued_to_its_noun_is_split_off() -> None:
     assert text.terms("몇층") == ["몇층"]  # notes are indexed as written
 
 
+def test_the_word_after_how_that_asks_a_quantity_is_part_of_the_question() -> None:
+    assert text.query_terms("How many weeks passed between the adoptions?") == ["week", "pass", "between", "adoption"]
+    assert text.query_terms("how long has John been surfing") == ["john", "surf"]
+    assert "long" in text.query_terms("a long trip: how was it?")  # not asked with how
+    assert text.terms("how many") == ["many"]  # notes are indexed as written
+
+
 def test_framing_words_and_a_formal_imperative_weigh_nothing_when_absent() -> None:
     for term in ["likely", "answer", text.english_stem("probably"), "적으시오"]:
         assert evidence.proves_little(term), term

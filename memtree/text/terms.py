@@ -243,9 +243,17 @@ def _unask(term: str) -> str:
     return term
 
 
+_HOW = frozenset("many much long often far old soon".split())
+"""Words that ask with ``how`` (how many, how long, how often): part of the question word, like ``몇``;
+the answer says "three weeks", not "many"."""
+
+
 def query_terms(text: str) -> list[str]:
-    """Distinct terms of a query, in first-seen order (a question word glued to a noun split off)."""
-    return list(dict.fromkeys(t for t in map(_unask, terms(text)) if t))
+    """Distinct terms of a query, in first-seen order, without the question words: a Korean one glued to a
+    noun split off (``몇층`` → ``층``), the word after an English ``how`` that asks a quantity dropped."""
+    found, each = words_and_terms(text)
+    asked = (t for i, t in enumerate(each) if t and not (t in _HOW and i and found[i - 1] == "how"))
+    return list(dict.fromkeys(t for t in map(_unask, asked) if t))
 
 
 def estimate_tokens(text: str) -> int:
