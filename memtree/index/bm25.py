@@ -14,12 +14,13 @@ same scorer on numpy arrays, for large indexes.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memtree.config import INFIX_MATCH
 from memtree.index.blend import Blend
@@ -40,12 +41,29 @@ class Scored:
 
     segments: Sequence[Segment]
     stats: list[TermStats]
-    scores: list[dict[int, float]]  # [segment] chunk → BM25
-    held: list[dict[int, float]]  # [segment] chunk → Σ idf × match strength: its evidence
     # [term][segment] → (soft tf, chunks matched exactly, chunks matched only inside a compound)
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]]
     partial: float = PARTIAL
     infix: float = INFIX_MATCH
+    summing: _Summing | None = None  # how the terms' shares add up: done on first use of the sums
+
+    @functools.cached_property
+    def _sums(self) -> tuple[list[dict[int, float]], list[dict[int, float]]]:
+        # Why on first use: a search that repairs its terms (memtree.search.repair) reads only the
+        # statistics of its first scoring, and so does the repair's own scoring of its candidates
+        if self.summing is None:
+            return [{} for _ in self.segments], [{} for _ in self.segments]
+        return _sum_terms(self.segments, self.stats, self.matches, self.partial, self.infix, self.summing)
+
+    @property
+    def scores(self) -> list[dict[int, float]]:
+        """[segment] chunk → BM25."""
+        return self._sums[0]
+
+    @property
+    def held(self) -> list[dict[int, float]]:
+        """[segment] chunk → Σ idf × match strength: its evidence."""
+        return self._sums[1]
 
     def strengths(self, refs: Sequence[ChunkRef]) -> list[list[float]]:
         """Per chunk, each query term's match strength: its strongest kind of match, weighted."""
@@ -169,6 +187,30 @@ def score(
         matches.append(entry[0])
         stats.append(entry[1])
         kept.append(entry[2])
+    return Scored(segments, stats, matches, partial, infix, _Summing(kept, boosts, k1, b, avgdl))
+
+
+class _Summing(NamedTuple):
+    """What adding up one query's terms takes besides their matches: each term's kept shares and
+    evidence, the boosts, and BM25's parameters."""
+
+    kept: list[dict[Any, list[dict[int, float]]]]
+    boosts: Sequence[float] | None
+    k1: float
+    b: float
+    avgdl: float
+
+
+def _sum_terms(
+    segments: Sequence[Segment],
+    stats: Sequence[TermStats],
+    matches: Sequence[list[tuple[dict[int, float], set[int], set[int]]]],
+    partial: float,
+    infix: float,
+    summing: _Summing,
+) -> tuple[list[dict[int, float]], list[dict[int, float]]]:
+    """Per segment, chunk → BM25 and chunk → evidence, the query's terms added in their order."""
+    kept, boosts, k1, b, avgdl = summing
     scores: list[dict[int, float]] = [{} for _ in segments]
     evidence: list[dict[int, float]] = [{} for _ in segments]
     norm = k1 * (1.0 - b)
@@ -213,7 +255,7 @@ def score(
             else:
                 out.update(part)
                 ev.update(first)
-    return Scored(segments, stats, scores, evidence, matches, partial, infix)
+    return scores, evidence
 
 
 def _first_evidence(
