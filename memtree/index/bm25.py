@@ -174,7 +174,7 @@ def score(
     avgdl = total_len / n_docs if n_docs else 1.0
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]] = []
     stats: list[TermStats] = []
-    kept: list[dict[Any, list[dict[int, float]]]] = []  # per term: its BM25 shares and evidence, as computed
+    kept: list[dict[Any, list[dict[int, float]]]] = []  # per term: its BM25 shares, per boost, as computed
     for q in qterms:
         key = ("py", q, partial, infix, tiers)
         entry = cache.get(key) if cache is not None else None
@@ -191,8 +191,8 @@ def score(
 
 
 class _Summing(NamedTuple):
-    """What adding up one query's terms takes besides their matches: each term's kept shares and
-    evidence, the boosts, and BM25's parameters."""
+    """What adding up one query's terms takes besides their matches: each term's kept BM25 shares,
+    the boosts, and BM25's parameters."""
 
     kept: list[dict[Any, list[dict[int, float]]]]
     boosts: Sequence[float] | None
@@ -230,45 +230,18 @@ def _sum_terms(
             ]
         w_partial, w_exact = st.idf * partial, st.idf * (EXACT - partial)
         w_infix = st.idf * (infix - partial)
-        firsts = kept[qi].get("evidence")
-        if firsts is None:  # the term's evidence in a chunk no earlier term reached: 0.0 + partial (+ the rest)
-            firsts = kept[qi]["evidence"] = [_first_evidence(m, w_partial, w_exact, w_infix) for m in hits]
-        for si, ((_, exact, weak), part, first) in enumerate(zip(hits, parts, firsts)):
+        for si, ((_, exact, weak), part) in enumerate(zip(hits, parts)):
             out, ev = scores[si], evidence[si]
-            # Why whole dicts: only the chunks an earlier term reached need a sum; the others take the
-            # term's own values in one update (new keys in the term's order, as a loop adding them would)
-            both = out.keys() & part.keys()
-            if both:
-                sums, held = {}, {}
-                for d in both:
-                    sums[d] = out[d] + part[d]
-                    e = ev[d] + w_partial
-                    if d in exact:  # exact ⊆ acc: raised from partial to exact strength
-                        e += w_exact
-                    elif d in weak:  # weak ⊆ acc, apart from exact: only inside a compound, so infix strength
-                        e += w_infix
-                    held[d] = e
-                out.update(part)
-                out.update(sums)
-                ev.update(first)
-                ev.update(held)
-            else:
-                out.update(part)
-                ev.update(first)
+            get, ev_get = out.get, ev.get
+            for d, share in part.items():
+                out[d] = get(d, 0.0) + share
+                held = ev_get(d, 0.0) + w_partial
+                if d in exact:  # exact ⊆ acc: raised from partial to exact strength
+                    held += w_exact
+                elif d in weak:  # weak ⊆ acc, apart from exact: only inside a compound, so infix strength
+                    held += w_infix
+                ev[d] = held
     return scores, evidence
-
-
-def _first_evidence(
-    match: tuple[dict[int, float], set[int], set[int]], w_partial: float, w_exact: float, w_infix: float
-) -> dict[int, float]:
-    """One term's evidence in each chunk it matched, as added to nothing: partial, then exact or infix on top."""
-    acc, exact, weak = match
-    first = dict.fromkeys(acc, w_partial)
-    for d in exact:
-        first[d] += w_exact
-    for d in weak:
-        first[d] += w_infix
-    return first
 
 
 if TYPE_CHECKING:
