@@ -232,6 +232,12 @@ def _sum_terms(
         w_infix = st.idf * (infix - partial)
         for si, ((_, exact, weak), part) in enumerate(zip(hits, parts)):
             out, ev = scores[si], evidence[si]
+            if not out:  # the first term to reach this segment: 0.0 + x is x, so whole dicts do
+                out.update(part)
+                ev.update(dict.fromkeys(part, w_partial))
+                ev.update(dict.fromkeys(exact, w_partial + w_exact))
+                ev.update(dict.fromkeys(weak, w_partial + w_infix))
+                continue
             get, ev_get = out.get, ev.get
             for d, share in part.items():
                 out[d] = get(d, 0.0) + share
