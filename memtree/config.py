@@ -40,8 +40,9 @@ question (memtree.search.evidence.boosts); chosen on the verbose KorQuAD set, re
 (README, "Long prompts"). 1 turns it off."""
 ADJACENCY_WEIGHT = 0.5
 """How much a candidate's adjacency — the share of the question's neighbouring word pairs that stand side by side
-in it (memtree.search.evidence.adjacency) — scales its rank: score × (1 − w + w × adjacency); chosen on the KorQuAD
-dev sets, where 0.3–0.5 tie and 0.7 loses, reported on LoCoMo (README, "Benchmarks"). 0 turns it off."""
+in it (memtree.search.evidence.Pairs) — scales its rank: score × (1 − w + w × adjacency); chosen on the KorQuAD
+dev sets (0.4, 0.5 and 0.6 within 0.0002 of KorQuAD's MRR@10, 0.5 the best), reported on LoCoMo (README,
+"Benchmarks"). 0 turns it off."""
 QUERY_QUESTIONS = 4
 """Question clauses of a chat message the semantic layer embeds at most (the longest); why: a pasted
 3,000-character prompt then costs a few short embeddings. A message with no question, or only

@@ -71,6 +71,7 @@ class RootState:
         self.semantic: Any = None  # memtree.search.semantic.Layer once asked for (it loads nothing until used)
         self.semantic_noticed = False
         self.note_facts: dict[str, tuple[tuple[int, int], Any]] = {}  # path → (stat, decay.NoteFacts)
+        self._tree_file = os.path.join(self.root, treemod.TREE_FILE)  # stat'ed by every search: joined once
         self._tree: treemod.Tree | None = None
         self._tree_stamp: tuple[int, int] | None = None
         self._keywords: KeywordIndex | None = None
@@ -96,9 +97,8 @@ class RootState:
 
     def parsed_tree(self) -> treemod.Tree:
         """The tree, parsed and checked except for node files (re-read when the file changes)."""
-        path = self.root / treemod.TREE_FILE
         try:
-            st = path.stat()
+            st = os.stat(self._tree_file)
             stamp = (st.st_mtime_ns, st.st_size)
         except FileNotFoundError:
             stamp = (0, 0)

@@ -13,7 +13,7 @@ the search pipeline call :meth:`Blend.keyword`; its operands may be floats or nu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -46,7 +46,22 @@ class Blend:
         """
         if evidence is None:
             return self.scale * bm25 + self.tree_weight * route
-        return self.scale * bm25 + self.tree_weight * route * self.inverse_idf * evidence
+        return self.scale * bm25 + self.lift(route) * evidence
+
+    def lift(self, route: float) -> float:
+        """``tree_weight × route / Σ idf``: what a chunk of a note routed with ``route`` gains per unit of evidence."""
+        return self.tree_weight * route * self.inverse_idf
+
+    def unrouted(self, bm25: Mapping[int, float]) -> dict[int, float]:
+        """:meth:`keyword` of chunks whose note is not routed, from chunk → BM25 (the tree's 0 added changes no bit)."""
+        return dict(zip(bm25, map(self.scale.__mul__, bm25.values())))
+
+    def routed(
+        self, bm25: Mapping[int, float], evidence: Mapping[int, float], chunks: Iterable[int], route: float
+    ) -> dict[int, float]:
+        """:meth:`keyword` of those ``chunks`` of a note routed with ``route`` that have a BM25 score."""
+        scale, lift = self.scale, self.lift(route)
+        return {d: scale * bm25[d] + lift * evidence[d] for d in chunks if d in bm25}
 
     def tree(self, route: float, evidence: float | None = None) -> float:
         """The tree signal of a chunk: ``route × evidence / Σ idf``, or ``route`` without evidence."""

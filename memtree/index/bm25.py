@@ -14,11 +14,13 @@ same scorer on numpy arrays, for large indexes.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from itertools import chain
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memtree.config import INFIX_MATCH
 from memtree.index.blend import Blend
@@ -39,12 +41,29 @@ class Scored:
 
     segments: Sequence[Segment]
     stats: list[TermStats]
-    scores: list[dict[int, float]]  # [segment] chunk → BM25
-    held: list[dict[int, float]]  # [segment] chunk → Σ idf × match strength: its evidence
     # [term][segment] → (soft tf, chunks matched exactly, chunks matched only inside a compound)
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]]
     partial: float = PARTIAL
     infix: float = INFIX_MATCH
+    summing: _Summing | None = None  # how the terms' shares add up: done on first use of the sums
+
+    @functools.cached_property
+    def _sums(self) -> tuple[list[dict[int, float]], list[dict[int, float]]]:
+        # Why on first use: a search that repairs its terms (memtree.search.repair) reads only the
+        # statistics of its first scoring, and so does the repair's own scoring of its candidates
+        if self.summing is None:
+            return [{} for _ in self.segments], [{} for _ in self.segments]
+        return _sum_terms(self.segments, self.stats, self.matches, self.partial, self.infix, self.summing)
+
+    @property
+    def scores(self) -> list[dict[int, float]]:
+        """[segment] chunk → BM25."""
+        return self._sums[0]
+
+    @property
+    def held(self) -> list[dict[int, float]]:
+        """[segment] chunk → Σ idf × match strength: its evidence."""
+        return self._sums[1]
 
     def strengths(self, refs: Sequence[ChunkRef]) -> list[list[float]]:
         """Per chunk, each query term's match strength: its strongest kind of match, weighted."""
@@ -54,7 +73,8 @@ class Scored:
             row = []
             for per_segment in self.matches:
                 acc, exact, weak = per_segment[si]
-                row.append(EXACT if d in exact else infix if d in weak else partial if d in acc else 0.0)
+                # exact ⊆ acc and weak ⊆ acc: most terms match a chunk not at all, found by one lookup
+                row.append(0.0 if d not in acc else EXACT if d in exact else infix if d in weak else partial)
             table.append(row)
         return table
 
@@ -101,33 +121,31 @@ class Scored:
                 if sc > top_bm and doc_file[d] in ok:
                     top_bm = sc
         blend = Blend.of(tree_weight, bm25_weight, top_bm, [st.idf for st in self.stats])
-        keyword = blend.keyword
-        candidates: list[tuple[float, int, int]] = []  # negated positions: ties go to the earlier chunk
+        keywords: list[dict[int, float]] = []  # [segment] chunk → keyword blend
         for si, seg in enumerate(segments):
-            doc_file, ok, held = seg.doc_file, allowed[si], self.held[si]
-            everything = len(ok) == len(seg.files)
-            routed = seg.routed(routes)
-            seen_files = set()
-            for d, sc in self.scores[si].items():
-                f = doc_file[d]
-                if not everything and f not in ok:
+            ok, scores, starts = allowed[si], self.scores[si], seg.file_start
+            keyword = blend.unrouted(scores)
+            if len(ok) != len(seg.files):  # some notes are not searched: their chunks leave
+                doc_file = seg.doc_file
+                for d in [d for d in keyword if doc_file[d] not in ok]:
+                    del keyword[d]
+            for f, route in seg.routed(routes).items():
+                if f not in ok:
                     continue
-                route = routed.get(f)
-                if route is None:
-                    candidates.append((keyword(sc), -si, -d))
-                else:  # a routed note lifts each chunk by the share of the query the chunk itself holds
-                    seen_files.add(f)
-                    candidates.append((keyword(sc, route, held[d]), -si, -d))
-            for f, route in routed.items():  # the tree's parent fallback routes to notes by category alone
-                if f not in seen_files and f in ok:
+                # a routed note lifts each chunk by the share of the query the chunk itself holds
+                lifted = blend.routed(scores, self.held[si], range(starts[f], starts[f + 1]), route)
+                if lifted:
+                    keyword.update(lifted)
+                else:  # the tree's parent fallback routes to notes by category alone: their first chunk
                     first = seg.first_doc(f)
                     if first is not None and seg.live[first]:
-                        candidates.append((keyword(0.0, route), -si, -first))
-        best = heapq.nlargest(k, candidates)
+                        keyword[first] = blend.keyword(0.0, route)
+            keywords.append(keyword)
+        best = heapq.nlargest(k, chain.from_iterable(kw.values() for kw in keywords))
         if not best:
             return [], blend
-        floor = best[-1][0]  # every chunk tied with the k-th competes for its place, fairly
-        tied = [(kw, -nsi, -nd) for kw, nsi, nd in candidates if kw >= floor]
+        floor = best[-1]  # every chunk tied with the k-th competes for its place, fairly
+        tied = [(kw, si, d) for si, keyword in enumerate(keywords) for d, kw in keyword.items() if kw >= floor]
         return [(kw, (si, d)) for kw, si, d in in_order(segments, tied)[:k]], blend
 
 
@@ -156,7 +174,7 @@ def score(
     avgdl = total_len / n_docs if n_docs else 1.0
     matches: list[list[tuple[dict[int, float], set[int], set[int]]]] = []
     stats: list[TermStats] = []
-    shares: list[dict[tuple[float, float], list[dict[int, float]]]] = []  # per term: (k1, b) → its BM25 shares
+    kept: list[dict[Any, list[dict[int, float]]]] = []  # per term: its BM25 shares, per boost, as computed
     for q in qterms:
         key = ("py", q, partial, infix, tiers)
         entry = cache.get(key) if cache is not None else None
@@ -168,45 +186,68 @@ def score(
                 cache[key] = entry
         matches.append(entry[0])
         stats.append(entry[1])
-        shares.append(entry[2])
+        kept.append(entry[2])
+    return Scored(segments, stats, matches, partial, infix, _Summing(kept, boosts, k1, b, avgdl))
+
+
+class _Summing(NamedTuple):
+    """What adding up one query's terms takes besides their matches: each term's kept BM25 shares,
+    the boosts, and BM25's parameters."""
+
+    kept: list[dict[Any, list[dict[int, float]]]]
+    boosts: Sequence[float] | None
+    k1: float
+    b: float
+    avgdl: float
+
+
+def _sum_terms(
+    segments: Sequence[Segment],
+    stats: Sequence[TermStats],
+    matches: Sequence[list[tuple[dict[int, float], set[int], set[int]]]],
+    partial: float,
+    infix: float,
+    summing: _Summing,
+) -> tuple[list[dict[int, float]], list[dict[int, float]]]:
+    """Per segment, chunk → BM25 and chunk → evidence, the query's terms added in their order."""
+    kept, boosts, k1, b, avgdl = summing
     scores: list[dict[int, float]] = [{} for _ in segments]
     evidence: list[dict[int, float]] = [{} for _ in segments]
     norm = k1 * (1.0 - b)
     slope = k1 * b / avgdl if avgdl else 0.0
     k1p = k1 + 1.0
     for qi, (st, hits) in enumerate(zip(stats, matches)):
+        if not any(acc for acc, _, _ in hits):  # a word no note holds
+            continue
         boost = boosts[qi] if boosts else 1.0
-        # Why kept with the term: its BM25 share of each chunk is the same in every query not boosting it
-        parts = shares[qi].get((k1, b)) if boost == 1.0 else None
+        # Why kept with the term: its BM25 share of each chunk is the same in every query giving it this boost
+        parts = kept[qi].get((k1, b, boost))
         if parts is None:
             w_idf = st.idf * k1p * boost
-            parts = [
+            parts = kept[qi][(k1, b, boost)] = [
                 {d: w_idf * tf / (tf + norm + slope * seg.doc_len[d]) for d, tf in acc.items()}
                 for seg, (acc, _, _) in zip(segments, hits)
             ]
-            if boost == 1.0:
-                shares[qi][(k1, b)] = parts
         w_partial, w_exact = st.idf * partial, st.idf * (EXACT - partial)
         w_infix = st.idf * (infix - partial)
-        for si, ((acc, exact, weak), part) in enumerate(zip(hits, parts)):
+        for si, ((_, exact, weak), part) in enumerate(zip(hits, parts)):
             out, ev = scores[si], evidence[si]
-            if out:
-                get = out.get
-                for d, share in part.items():
-                    out[d] = get(d, 0.0) + share
-            else:  # the first term to reach this segment: 0.0 + x is x
+            if not out:  # the first term to reach this segment: 0.0 + x is x, so whole dicts do
                 out.update(part)
-            if ev:
-                ev_get = ev.get
-                for d in acc:
-                    ev[d] = ev_get(d, 0.0) + w_partial
-            else:
-                ev.update(dict.fromkeys(acc, w_partial))
-            for d in exact:  # exact ⊆ acc: raise those from partial to exact strength
-                ev[d] += w_exact
-            for d in weak:  # weak ⊆ acc: only inside a compound, so infix strength
-                ev[d] += w_infix
-    return Scored(segments, stats, scores, evidence, matches, partial, infix)
+                ev.update(dict.fromkeys(part, w_partial))
+                ev.update(dict.fromkeys(exact, w_partial + w_exact))
+                ev.update(dict.fromkeys(weak, w_partial + w_infix))
+                continue
+            get, ev_get = out.get, ev.get
+            for d, share in part.items():
+                out[d] = get(d, 0.0) + share
+                held = ev_get(d, 0.0) + w_partial
+                if d in exact:  # exact ⊆ acc: raised from partial to exact strength
+                    held += w_exact
+                elif d in weak:  # weak ⊆ acc, apart from exact: only inside a compound, so infix strength
+                    held += w_infix
+                ev[d] = held
+    return scores, evidence
 
 
 if TYPE_CHECKING:

@@ -43,8 +43,13 @@ def wanted(root: Path, enabled: str) -> bool:
         return False
     if enabled == "on":
         return True
-    folder = root / store.STATE_DIR / VECTORS_DIR
-    return folder.is_dir() and any(folder.iterdir())
+    # Why os.path on a joined string: search asks this on every query, and pathlib's joins cost
+    # several times the one system call
+    folder = os.path.join(root, store.STATE_DIR, VECTORS_DIR)
+    if not os.path.isdir(folder):
+        return False
+    with os.scandir(folder) as found:
+        return any(True for _ in found)
 
 
 def passages(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[str]:

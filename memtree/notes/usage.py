@@ -11,6 +11,7 @@ process exits, so no search waits on the disk.
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import threading
 import time
@@ -23,6 +24,9 @@ from memtree.notes import entries, store
 
 USAGE_FILE = "usage.json"
 FLUSH_EVERY_S = 1.0
+CHUNK_KEYS_KEPT = 4096
+"""Chunks whose usage keys are kept (a pure function of path and text); why: search asks them of every
+candidate it reads, and parsing entries and hashing their words is a tenth of a warm query."""
 _RETRIEVALS, _LAST_RETRIEVED, _ACCESSES, _LAST_ACCESSED = range(4)
 
 
@@ -41,6 +45,7 @@ def entry_keys(path: str, entry: entries.Entry) -> tuple[str, ...]:
     return (text_key(path, entry.content.strip()),)
 
 
+@functools.lru_cache(maxsize=CHUNK_KEYS_KEPT)
 def chunk_keys(path: str, chunk_text: str, matched: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The usage keys of a chunk's entries; with ``matched`` query terms, of the entries holding one.
 

@@ -21,17 +21,21 @@ every time.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
+from operator import mul
 
 from memtree.text import date_terms as dates
 from memtree.text import terms as text
 
 MAX_TERMS = 48
 """Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
+SENTENCES_KEPT = 64
+"""Messages whose sentences are kept read; why: one search weighs and boosts the same message up to four times."""
 
 # Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
 # ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / ", and where …" open an
@@ -100,15 +104,24 @@ def clauses(
     """
     where = {t: i for i, t in enumerate(qterms)}
     out: list[tuple[int, ...]] = []
-    for part in _CLAUSE_END.split(query):
-        words, days, _ = dates.query_dates(part, today)
-        said = [*text.query_terms(words), *days]
+    for said, _ in _sentences(query, today):
         if aliases:
-            said = [aliases.get(t, t) for t in said]
+            said = tuple(aliases.get(t, t) for t in said)
         idx = tuple(dict.fromkeys(where[t] for t in said if t in where))
         if idx and idx not in out:
             out.append(idx)
     return out or [tuple(range(len(qterms)))]
+
+
+@functools.lru_cache(maxsize=SENTENCES_KEPT)
+def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool], ...]:
+    """The query's sentences that hold anything: per sentence, the terms it says (its days too) and whether it asks."""
+    out = []
+    for part in _CLAUSE_END.split(query):
+        if part.strip():
+            words, days, _ = dates.query_dates(part, today)
+            out.append(((*text.query_terms(words), *days), is_question(part)))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -118,19 +131,27 @@ class Weights:
     weights: tuple[float, ...]
     clauses: tuple[tuple[int, ...], ...]
     whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
+    # per clause with any weight: its terms' weights and indexes, and its total weight
+    weighed: tuple[tuple[tuple[float, ...], tuple[int, ...], float], ...] = field(init=False, repr=False)
 
-    def coverage(self, strengths: Sequence[float]) -> float:
-        """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
+    def __post_init__(self) -> None:
         w = self.weights
-        if self.whole:  # a plain question: one weighted share
-            return sum(a * b for a, b in zip(w, strengths)) / self.whole
-        best = 0.0
+        weighed = []
         for clause in self.clauses:
             total = sum(w[i] for i in clause)
             if total > 0:
-                got = sum(w[i] * strengths[i] for i in clause) / total
-                if got > best:
-                    best = got
+                weighed.append((tuple(w[i] for i in clause), clause, total))
+        object.__setattr__(self, "weighed", tuple(weighed))
+
+    def coverage(self, strengths: Sequence[float]) -> float:
+        """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
+        if self.whole:  # a plain question: one weighted share
+            return sum(map(mul, self.weights, strengths)) / self.whole
+        best = 0.0
+        for w, clause, total in self.weighed:
+            got = sum(map(mul, w, map(strengths.__getitem__, clause))) / total
+            if got > best:
+                best = got
         return best
 
 
@@ -290,18 +311,17 @@ def boosts(
     None for a plain question, or a message whose clauses all ask (or none does): then every word
     counts alike.
     """
-    parts = [p for p in _CLAUSE_END.split(query) if p.strip()]
+    parts = _sentences(query, today)
     if len(parts) < 2:
         return None
-    asking = [is_question(p) for p in parts]
+    asking = [asks for _, asks in parts]
     if all(asking) or not any(asking):
         return None
     where = {t: i for i, t in enumerate(qterms)}
     out = [aside] * len(qterms)
-    for part, asks in zip(parts, asking):
+    for said, asks in parts:
         if asks:
-            words, days, _ = dates.query_dates(part, today)
-            for t in [*text.query_terms(words), *days]:
+            for t in said:
                 t = aliases.get(t, t) if aliases else t
                 if t in where:
                     out[where[t]] = 1.0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import date
+from operator import mul
 from typing import TYPE_CHECKING, NamedTuple
 
 from memtree.config import SearchSettings
@@ -95,6 +96,8 @@ def run(
 
     hidden: list[str] = []  # chunks the current scope hid: the reason says so, not "not searched"
 
+    by_keywords: dict[str, dict[int, float]] = {}  # node → its route's strength per query term
+
     def evidenced(keyword: float | None, ref: ChunkRef, strengths: list[float]) -> _Evidence:
         """What a chunk holds of the query, before its text is read: blend, coverage, route."""
         where, rt = places[ref]
@@ -102,12 +105,14 @@ def run(
         held = None
         if rt is not None:
             # how each query term is evidenced: in the chunk's text, or in its node's keywords
-            held = sum(w * st for w, st in zip(idfs, strengths)) or None
+            held = sum(map(mul, idfs, strengths)) or None
             # the note's route lifts a chunk by the share of the query the chunk itself holds;
             # a note reached by keywords alone (no chunk holds a term) keeps its whole route score
             tree_score = blend.tree(rt.score, held)
-            by_keyword = rt.terms  # a property that builds its dict: once per chunk, not per term
-            strengths = [max(st, by_keyword.get(qi, 0.0)) for qi, st in enumerate(strengths)]
+            by_keyword = by_keywords.get(rt.node)
+            if by_keyword is None:  # a property that builds its dict: once per note, not per chunk
+                by_keyword = by_keywords[rt.node] = rt.terms
+            strengths = _stronger(strengths, by_keyword)
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = blend.keyword(scored.raw(ref), rt.score if rt else 0.0, held)
         return _Evidence(keyword, judged.coverage(strengths), ref, where, rt, strengths, tree_score)
@@ -263,13 +268,22 @@ class _Candidate(NamedTuple):
     adjacency: float = 1.0  # share of the question's word pairs side by side in the text (memtree.search.evidence)
 
 
+def _stronger(strengths: list[float], by_keyword: dict[int, float]) -> list[float]:
+    """Per query term, the larger of its strength in a chunk's text and in its note's keywords."""
+    out = list(strengths)
+    for qi, s in by_keyword.items():
+        if qi < len(out) and s > out[qi]:
+            out[qi] = s
+    return out
+
+
 def _factors(c: _Candidate, settings: SearchSettings) -> tuple[float, float]:
     """The two rank factors of a candidate's text: clause evidence and adjacency (each at most 1).
 
     Why the evidence: of two chunks the blend scores alike, the one answering a whole clause of the
     question beats one that gathers scattered words of a long message. Why adjacency: of two
     paragraphs holding the same words, the one saying them together answers
-    (memtree.search.evidence.adjacency). Both are ≤ 1, so the lazy cut below stays exact.
+    (memtree.search.evidence.Pairs). Both are ≤ 1, so the lazy cut below stays exact.
     """
     ew, aw = settings.evidence_weight, settings.adjacency_weight
     return 1.0 - ew + ew * c.coverage, 1.0 - aw + aw * c.adjacency
@@ -298,8 +312,7 @@ def _ceilings(
     passed over without being weighed.
     """
     w = judged.weights
-    totals = [sum(w[i] for i in c) for c in judged.clauses]
-    smallest = min((t for t in totals if t > 0), default=0.0)
+    smallest = min((total for _, _, total in judged.weighed), default=0.0)
     # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
     routed_mass: dict[int, float] = {}
     bounds = []
