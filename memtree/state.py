@@ -44,7 +44,7 @@ def _engine(root: Path, settings: Settings) -> Index:
         from memtree.index.milvus import make_index
 
         return make_index(root, settings)
-    return Index(root)
+    return Index(root, settings.index.max_note_bytes, settings.index.parallel)
 
 
 class RootState:

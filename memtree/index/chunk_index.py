@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memtree import config
 from memtree.index import bm25, dense, segment_files
 from memtree.index.segment import Segment, build_segment_ids, merge_segments
 from memtree.index.vocab import NO_TERM, Vocabulary
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from datetime import date
 
     from memtree.config import SearchSettings
+    from memtree.index.helper import Helper
     from memtree.index.protocol import ChunkRef, Location, Scores
 
 
@@ -122,13 +124,19 @@ class _Parsed:
 class Index:
     """All segments of one memory root, kept in step with the notes on disk."""
 
-    def __init__(self, root: Path, max_note_bytes: int | None = None) -> None:
+    parallel_ok = True
+    """Whether a build may hand notes to a helper process (a subclass whose _parse keeps more says no)."""
+
+    def __init__(self, root: Path, max_note_bytes: int | None = None, parallel: bool | None = None) -> None:
         self.root = root
-        if max_note_bytes is None:  # the caller did not pass its settings: read them
+        if max_note_bytes is None or parallel is None:  # the caller did not pass its settings: read them
             from memtree.config import load_settings
 
-            max_note_bytes = load_settings(root).index.max_note_bytes
+            settings = load_settings(root).index
+            max_note_bytes = settings.max_note_bytes if max_note_bytes is None else max_note_bytes
+            parallel = settings.parallel if parallel is None else parallel
         self.max_note_bytes = max_note_bytes
+        self.parallel = parallel  # a large build parses notes in a second process too (memtree.index.helper)
         self.dir = root / store.STATE_DIR / INDEX_DIR
         self.files: dict[str, FileEntry] = {}
         self.segments: dict[str, Segment] = {}
@@ -282,20 +290,41 @@ class Index:
         parsed: dict[str, _Parsed | None] = {}
         vocab = Vocabulary()
         stat_only = False
-        for i, f in enumerate(suspects):
-            if progress:
-                progress(i + 1, len(suspects))
-            read = self._read(f, report.warnings)
-            if read is None:
-                parsed[f.path] = None
-                continue
-            old = self.files.get(f.path)
-            if old is not None and old.hash == read[1] and not force:  # touched or racy, not changed
-                if (old.mtime_ns, old.size) != (f.mtime_ns, f.size):
-                    old.mtime_ns, old.size = f.mtime_ns, f.size
-                    stat_only = True
-                continue
-            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings, vocab)
+        # Why only when every suspect is parsed whatever its hash (a first build, --force): the helper's
+        # notes then need nothing but their outcome, taken in order after the build's own
+        helper = self._helper(suspects) if force or not self.files else None
+        try:
+            end = len(suspects)
+            for i, f in enumerate(suspects):
+                if helper is not None and helper.reached() <= i:  # the helper has parsed the rest
+                    end = i
+                    break
+                if progress:
+                    progress(i + 1 + (len(suspects) - helper.low if helper else 0), len(suspects))
+                read = self._read(f, report.warnings)
+                if read is None:
+                    parsed[f.path] = None
+                    continue
+                old = self.files.get(f.path)
+                if old is not None and old.hash == read[1] and not force:  # touched or racy, not changed
+                    if (old.mtime_ns, old.size) != (f.mtime_ns, f.size):
+                        old.mtime_ns, old.size = f.mtime_ns, f.size
+                        stat_only = True
+                    continue
+                parsed[f.path] = self._parse(f, read[0], read[1], report.warnings, vocab)
+            if helper is not None:
+                for f, (warnings, skip, item, collected) in zip(suspects[end:], helper.results(end, vocab)):
+                    report.warnings += warnings  # what _read and _parse said, as in this process
+                    if skip is not None:
+                        self.skipped[f.path] = skip
+                    elif item is not None:
+                        self.skipped.pop(f.path, None)
+                    if collected is not None and self.collect is not None:
+                        self.collect[f.path] = collected
+                    parsed[f.path] = item
+        finally:
+            if helper is not None:
+                helper.close()
         # unreadable notes leave the index like removed ones
         removed += [p for p, item in parsed.items() if item is None and p in self.files]
         parsed = {p: item for p, item in parsed.items() if item is not None}
@@ -329,6 +358,16 @@ class Index:
             self._install([it for it in parsed.values() if it is not None], vocab, as_base=False)
         else:
             self._install([], vocab, as_base=False)  # removals only: their chunks go dead
+
+    def _helper(self, notes: list[store.FileStat]) -> Helper | None:
+        """A helper process parsing ``notes`` from the last, when they are many and one can start."""
+        if not (self.parallel and self.parallel_ok and len(notes) > 1):
+            return None
+        if sum(map(itemgetter(3), notes)) < config.INDEX_PARALLEL_MIN_BYTES:
+            return None
+        from memtree.index import helper  # lazy: only a large build starts one
+
+        return helper.start(self.root, self.max_note_bytes, self.collect is not None, notes)
 
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
