@@ -22,6 +22,7 @@ import contextlib
 import gc
 import os
 import shutil
+import stat
 import sys
 import time
 from collections import Counter
@@ -202,11 +203,9 @@ class Index:
         report = Report()
         if not self.segments and self.persist and not force:
             self.load()
-        if paths is not None and self.segments and not force:
-            disk = self._known_plus(paths)
-        else:
-            self.listings.quiet_before = time.time_ns() - RACY_NS
-            disk, report.warnings = store.walk(self.root, listings=self.listings)
+        if paths is not None and (force or not self.segments):
+            paths = None
+        disk, report.warnings = self._look(paths)
         if not force and self.segments and not self._stale(disk):
             report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
             return report
@@ -218,7 +217,7 @@ class Index:
                     if paths is not None:
                         # Why: the notes as last indexed are those just loaded, not the ones we
                         # had; the old list would read another writer's new notes as removed.
-                        disk = self._known_plus(paths)
+                        disk, report.warnings = self._look(paths)
                 self._apply(disk, report, force, progress)
         except OSError as exc:  # .memtree/ cannot be created or locked: read-only checkout, a file, …
             self.persist = False
@@ -227,17 +226,38 @@ class Index:
             self._apply(disk, report, force, progress)
         return report
 
-    def _known_plus(self, paths: list[str]) -> list[store.FileStat]:
-        """The notes as last indexed, with ``paths`` stat'ed afresh (a writer's own notes)."""
-        fresh = {}
-        for rel in paths:
+    def _look(self, paths: list[str] | None) -> tuple[list[store.FileStat], list[str]]:
+        """The notes on disk (by a walk of every note and folder, or as last indexed with ``paths``
+        stat'ed afresh), and the walk's warnings."""
+        if paths is not None:
+            known = self._known_plus(paths)
+            if known is not None:
+                return known, []
+        self.listings.quiet_before = time.time_ns() - RACY_NS
+        return store.walk(self.root, listings=self.listings)
+
+    def _known_plus(self, paths: list[str]) -> list[store.FileStat] | None:
+        """The notes as last indexed (and those skipped), with ``paths`` stat'ed afresh: a writer's own
+        notes, or those a watcher's events named; one that is gone, or no regular file, is left out.
+        None when a path leads through a symlink: only the walk knows where one may lead."""
+        asked = set(paths)
+        stat_of, note = store.stat_of, store.FileStat
+        found = [stat_of(note, (p, e.tier, e.mtime_ns, e.size)) for p, e in self.files.items() if p not in asked]
+        skipped = self.skipped.items()
+        found += [stat_of(note, (p, p.split("/", 1)[0], m, n)) for p, (m, n, _) in skipped if p not in asked]
+        real_root = os.path.realpath(self.root)
+        for rel in asked:
+            full = os.path.join(self.root, rel)
+            if os.path.realpath(full) != os.path.join(real_root, rel):
+                return None
             try:
-                st = os.stat(self.root / rel)
+                st = os.stat(full)
             except OSError:
                 continue
-            fresh[rel] = store.FileStat(rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)
-        known = [store.FileStat(p, e.tier, e.mtime_ns, e.size) for p, e in self.files.items() if p not in fresh]
-        return sorted([*known, *fresh.values()], key=lambda f: f.path)
+            if stat.S_ISREG(st.st_mode):
+                found.append(stat_of(note, (rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)))
+        found.sort(key=itemgetter(0))
+        return found
 
     def _disk_version(self) -> int:
         try:
