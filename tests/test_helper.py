@@ -74,7 +74,7 @@ def test_notes_parsed_by_the_helper_give_the_same_files_and_warnings(
 ) -> None:
     alone, said_alone = built(root, min_bytes=10**12)
     counts = helper_parses_all(monkeypatch)
-    monkeypatch.setattr(helper, "_cores", lambda: 2)
+    monkeypatch.setattr(helper, "_idle", lambda: 1.0)
     shared, said_shared = built(root, min_bytes=0)
     assert counts == [len(NOTES) + len(BINARY)]  # every note went through the helper
     assert shared == alone
@@ -86,7 +86,7 @@ def test_a_helper_that_cannot_start_leaves_the_build_to_this_process(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alone, _ = built(root, min_bytes=10**12)
-    monkeypatch.setattr(helper, "_cores", lambda: 2)
+    monkeypatch.setattr(helper, "_idle", lambda: 1.0)
     monkeypatch.setattr(sys, "executable", str(root / "no-such-python"))
     files, warnings = built(root, min_bytes=0)
     assert files == alone
@@ -97,7 +97,7 @@ def test_a_helper_that_dies_at_once_leaves_the_build_to_this_process(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     alone, _ = built(root, min_bytes=10**12)
-    monkeypatch.setattr(helper, "_cores", lambda: 2)
+    monkeypatch.setattr(helper, "_idle", lambda: 1.0)
     monkeypatch.setattr(helper, "_BOOT", "import sys; sys.stdout.buffer.write(b'\\x05\\x00'); sys.exit(3)")
     counts = helper_parses_all(monkeypatch)
     files, _ = built(root, min_bytes=0)
@@ -105,13 +105,13 @@ def test_a_helper_that_dies_at_once_leaves_the_build_to_this_process(
     assert files == alone
 
 
-def test_a_small_build_or_one_core_starts_no_helper(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_helper_for_a_small_build_a_busy_machine_or_when_off(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[int] = []
     monkeypatch.setattr(helper, "Helper", lambda *a: started.append(1))
     built(root, min_bytes=10**12)  # under the threshold
-    monkeypatch.setattr(helper, "_cores", lambda: 1)
-    built(root, min_bytes=0)  # one core
+    monkeypatch.setattr(helper, "_idle", lambda: 0.0)
+    built(root, min_bytes=0)  # no core idle
     (root / "memtree.yaml").write_text("index:\n  parallel: false\n", encoding="utf-8")
-    monkeypatch.setattr(helper, "_cores", lambda: 2)
+    monkeypatch.setattr(helper, "_idle", lambda: 1.0)
     built(root, min_bytes=0)  # turned off
     assert started == []

@@ -36,6 +36,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from memtree import config
+
 if TYPE_CHECKING:
     from memtree.index.vocab import Vocabulary
     from memtree.notes.store import FileStat
@@ -54,9 +56,9 @@ to ``Index.collect`` (None: nothing)."""
 
 
 def start(root: Path, max_note_bytes: int, collect: bool, notes: list[FileStat]) -> Helper | None:
-    """A helper parsing ``notes`` from the last; None where none can run (not POSIX, one core, no
-    Python executable, no process to be had): the build then parses alone."""
-    if os.name != "posix" or not sys.executable or _cores() < 2:
+    """A helper parsing ``notes`` from the last; None where none would help or can run (no core idle,
+    not POSIX, no Python executable, no process to be had): the build then parses alone."""
+    if os.name != "posix" or not sys.executable or _idle() < config.INDEX_PARALLEL_MIN_IDLE:
         return None
     try:
         return Helper(root, max_note_bytes, collect, notes)
@@ -64,12 +66,17 @@ def start(root: Path, max_note_bytes: int, collect: bool, notes: list[FileStat])
         return None
 
 
-def _cores() -> int:
-    """Cores this process may run on."""
+def _idle() -> float:
+    """Cores idle beside this process's own, by the 1-minute load average (0 with one core)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average to be had: a second core is taken as idle
+        load = 0.0
+    return cores - 1 - load
 
 
 class Helper:
