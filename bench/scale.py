@@ -4,7 +4,8 @@ For each size N, ``synth.py OUT --chunks N --queries Q`` writes a tree of N one-
 (20 per file) and Q known-item queries. Measured for memtree: a fresh full index build in-process
 (``MemTree(OUT).index()``) and through the ``memtree index`` CLI, warm in-process ms/query
 (cache off), chunk-level hit@1/hit@5 of the known-item queries (same path, overlapping lines, span
-<= 30 lines, as in score.py), the time to pick up one changed file, and a cold ``memtree search``
+<= 30 lines, as in score.py), the time to pick up one changed file (``refresh()``, which stats every
+note, and ``refresh(paths=[the note])``, as a watcher does), and a cold ``memtree search``
 process. Beside it, over the same chunks (each chunk = its spans.jsonl line, the ideal chunking):
 bm25s, SQLite FTS5 (unicode61, OR of the query words, bm25() ranking, in-memory database) and
 rank-bm25 BM25Okapi; a baseline whose package is missing is skipped with a note. Baselines tokenize
@@ -19,6 +20,7 @@ import argparse
 import gc
 import importlib.util
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -50,6 +52,7 @@ from benchlib import (
 ENGINES = ("memtree", "bm25s", "fts5", "rank-bm25")
 WORD = re.compile(r"\w+", re.UNICODE)
 PROBE_WORDS = "zephyrquartzprobe 갱신확인용메모"
+TOLD_WORDS = "quillonwatchprobe 감시확인용메모"
 
 
 @dataclass
@@ -62,6 +65,8 @@ class EngineResult:
     n_queries: int = 0
     cli_index_s: float | None = None
     refresh_ms: float | None = None
+    told_ms: float | None = None  # refresh(paths=[the note]), as a watcher refreshes
+    build_cpu_s: float | None = None  # the in-process build's CPU, this process and its helpers
     cold_cli_ms: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -320,6 +325,17 @@ def memtree_refresh(mt: Any, corpus: Corpus, kwargs: dict, res: EngineResult) ->
     progress(f"one-file change: {label} {res.refresh_ms:.0f} ms, next search {1000 * search_s:.1f} ms, {verdict}")
     if not rank:
         progress(f"  top hits for the probe: {hits[:3]}")
+    if has_refresh and supports_kwarg(mt.refresh, "paths"):  # as memtree watch / serve refresh: told the note
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"- {TOLD_WORDS} appended by bench/scale.py\n")
+        told_line = len(path.read_text(encoding="utf-8").splitlines())
+        t0 = time.perf_counter()
+        mt.refresh(paths=[rel])
+        res.told_ms = 1000 * (time.perf_counter() - t0)
+        rank = first_rank(memtree_hits(mt, TOLD_WORDS, kwargs)[:10], [{"path": rel, "lines": [told_line, told_line]}])
+        verdict = f"new line found at rank {rank}" if rank else "NEW LINE NOT FOUND"
+        res.notes.append(f"one-file change, watcher-told: refresh(paths=[note]) {res.told_ms:.0f} ms, {verdict}")
+        progress(f"one-file change, watcher-told: refresh(paths=[note]) {res.told_ms:.0f} ms, {verdict}")
 
 
 def memtree_cold(exe: str, corpus: Corpus, runs: int) -> float:
@@ -344,11 +360,15 @@ def bench_memtree(corpus: Corpus, cold_runs: int) -> EngineResult:
     progress(f"CLI index {res.cli_index_s:.2f} s")
     wipe_index(root)
     progress("MemTree(root).index() (in-process, fresh)")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), os.times()
     mt = memtree_cls(root)
     report = mt.index()
     res.build_s = time.perf_counter() - t0
-    progress(f"in-process index {res.build_s:.2f} s ({type(report).__name__} returned)")
+    cpu1 = os.times()
+    res.build_cpu_s = sum(cpu1[:4]) - sum(cpu0[:4])  # user and system, of this process and its helpers
+    own = cpu1[0] + cpu1[1] - cpu0[0] - cpu0[1]
+    res.notes.append(f"in-process build CPU {res.build_cpu_s:.2f} s ({own:.2f} s in this process)")
+    progress(f"in-process index {res.build_s:.2f} s, CPU {res.build_cpu_s:.2f} s ({type(report).__name__} returned)")
     if supports_kwarg(mt.search, "cache"):
         kwargs: dict = {"k": 10, "cache": False}
     else:
@@ -404,6 +424,7 @@ def print_table(chunks: int, n_files: int, results: list[EngineResult]) -> None:
         "hit@5",
         "queries",
         "one-file refresh ms",
+        "watcher-told ms",
         "cold CLI ms",
     ]
     rows = []
@@ -420,6 +441,7 @@ def print_table(chunks: int, n_files: int, results: list[EngineResult]) -> None:
                 fmt(r.hit5),
                 r.n_queries or "—",
                 fmt(r.refresh_ms, 0),
+                fmt(r.told_ms, 0),
                 fmt(r.cold_cli_ms, 0),
             ]
         )

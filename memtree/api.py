@@ -141,10 +141,19 @@ class MemTree:
 
     # --- the index ------------------------------------------------------------------------
 
-    def refresh(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
-        """Re-index notes changed on disk since the last call (all of them with ``force``)."""
+    def refresh(
+        self,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        paths: list[str] | None = None,
+    ) -> Report:
+        """Re-index notes changed on disk since the last call (all of them with ``force``).
+
+        ``paths`` (root-relative) are the only notes that may have changed, as a file watcher knows:
+        just those are stat'ed, not every note and folder.
+        """
         with self.state.lock:
-            return self.state.refresh(force, progress)
+            return self.state.refresh(force, progress, paths)
 
     def index(
         self,

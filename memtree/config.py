@@ -56,6 +56,17 @@ INDEX_MAX_NOTE_BYTES = 5_242_880
 """A note bigger than this (5 MiB) is left out of the index with a warning, and `memtree check`
 reports it; why: indexing takes ~25 MB of memory per MB of note (10 MB: 2-3 s, 254 MB; 50 MB:
 37-60 s, 0.7-1.3 GB in bench/hostile.py), and a note that big is a dump, not memory."""
+INDEX_PARALLEL = True
+"""Whether a large index build parses notes in a second process too (memtree.index.helper)."""
+INDEX_PARALLEL_MIN_BYTES = 4_000_000
+"""A build parsing fewer bytes of notes than this (~10k chunks, half a second) does it in one process;
+why: the helper's interpreter takes ~0.2 s of CPU to start, which a small build would not win back."""
+INDEX_PARALLEL_MIN_IDLE = 0.5
+"""A helper starts only while this much of a core is idle beside the build's own (cores − 1 − the
+1-minute load average); why: with every core busy it slows the build it should speed — its work
+costs ~20 % more CPU in all, and the build's own share of the cores shrinks (``MemTree.index()`` of
+100k synthetic chunks on a shared 2-core machine at a load average near 4, six rounds taken in turn:
+8.5-14.2 s with a helper, 7.7-9.8 s without)."""
 DISTILL_MIN_SCORE = 30
 """Candidates whose instructivity score (0-100) is under this are dropped (DESIGN §5)."""
 DISTILL_MAX_WRITES = 20
@@ -186,6 +197,7 @@ class IndexSettings:
     """index.* keys."""
 
     max_note_bytes: int = INDEX_MAX_NOTE_BYTES  # a bigger note is not indexed (a warning names it)
+    parallel: bool = INDEX_PARALLEL  # a large build parses notes in a second process too (both cores)
     backend: str = "local"  # local: memtree's own segments; milvus: a Milvus collection (memtree[milvus])
     milvus: MilvusSettings = field(default_factory=MilvusSettings)
 
@@ -344,6 +356,7 @@ _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("embed", "fusion"): ("linear", "rrf"),
     ("serve", "autostart"): (True, False),
     ("index", "backend"): ("local", "milvus"),
+    ("index", "parallel"): (True, False),
 }
 _ABOVE_ZERO = {("decay", "half_life_days"), ("consolidate", "jaccard"), ("extract", "window_turns")}
 """Keys 0 would break: a zero half-life divides by zero; a zero Jaccard would merge unrelated entries;

@@ -44,7 +44,7 @@ def _engine(root: Path, settings: Settings) -> Index:
         from memtree.index.milvus import make_index
 
         return make_index(root, settings)
-    return Index(root)
+    return Index(root, settings.index.max_note_bytes, settings.index.parallel)
 
 
 class RootState:
@@ -139,12 +139,19 @@ class RootState:
 
     # --- the index ------------------------------------------------------------------------
 
-    def refresh(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> Report:
-        """Re-index notes changed on disk since the last call (all of them with ``force``)."""
-        report = self.index.refresh(force=force, progress=progress)
+    def refresh(
+        self,
+        force: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+        paths: list[str] | None = None,
+    ) -> Report:
+        """Re-index notes changed on disk since the last call (all of them with ``force``; of
+        ``paths`` alone when given: a watcher's events name them)."""
+        report = self.index.refresh(force=force, progress=progress, paths=paths)
         self.warnings = report.warnings + self.index.warnings
-        # Why monotonic: this only throttles stat walks; it is no moment any result depends on
-        self._checked = time.monotonic()
+        if paths is None:  # a check of some notes is no check of the disk
+            # Why monotonic: this only throttles stat walks; it is no moment any result depends on
+            self._checked = time.monotonic()
         return report
 
     def refresh_paths(self, paths: list[str]) -> None:

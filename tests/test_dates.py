@@ -393,3 +393,35 @@ def test_last_weekday_is_within_the_week_before_the_anchor(anchor: date, weekday
     assert isinstance(day, date)
     assert anchor - timedelta(days=7) <= day < anchor
     assert day.strftime("%A").casefold() == weekday.casefold()
+
+
+_DATE_WORDS = (
+    "yesterday today tomorrow tonight last this next week month year ago day before after the of a one "
+    "twelve January Jan March May Sept December Monday 7th , . - / 어제 오늘 내일 모레 그저께 지난 지난주 "
+    "저번 이번 다음 주 달 작년 올해 내년 월요일 년 월 일 전 후 에 는 전에 7일 3월"
+).split()
+
+
+@given(
+    st.one_of(
+        st.text(alphabet=st.characters(blacklist_characters="0123456789"), max_size=80),
+        st.lists(st.sampled_from(_DATE_WORDS), max_size=12).map(" ".join),
+    ).filter(lambda body: not any(c in "0123456789" for c in body))
+)
+def test_without_an_anchor_no_date_is_found_in_a_text_without_digits(body: str) -> None:
+    # date_terms.chunk_terms skips find_dates on such a text when it has no anchor: this is why it may
+    assert find_dates(body, None) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "yesterday, last Monday, 3 days ago, the day before yesterday, next week, this year",
+        "어제 그저께 지난주 월요일에 이번 달 작년 올해 내일 모레 지난 화요일",
+        "January March May, 7th of January, Jan 7, 지난주에",
+        "Deadline Jan 7, 2024 or 2024-01-07 or 2024년 1월 7일",
+    ],
+)
+def test_chunk_terms_without_an_anchor_are_those_of_find_dates(body: str) -> None:
+    expected = [t for m in find_dates(body, None) for t in dates.index_terms(m.first, m.last)]
+    assert dates.chunk_terms(body, [], None, None) == list(dict.fromkeys(expected))

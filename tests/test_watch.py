@@ -497,3 +497,107 @@ def test_an_event_that_raises_is_logged_and_the_observer_lives_on(
 def grow(note: Path, past: int = 10_240) -> None:
     """Append Korean sections until the note is over ``past`` bytes."""
     bump(note, grown(note, past))
+
+
+# --- a refresh told which notes changed ------------------------------------------------------------
+
+
+class Event:
+    """A watchdog event as Watcher.dispatch reads it."""
+
+    def __init__(self, event_type: str, src: Path, dest: Path | None = None, is_directory: bool = False) -> None:
+        self.event_type, self.src_path, self.is_directory = event_type, str(src), is_directory
+        self.dest_path = str(dest) if dest else ""
+
+
+def no_walk(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the walks of every note and folder from here on."""
+    walks: list[int] = []
+    walk = store.walk
+
+    def counted(*args: object, **kwargs: object) -> object:
+        walks.append(1)
+        return walk(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "walk", counted)
+    return walks
+
+
+def acted(watcher: Watcher) -> None:
+    """Run the action the collected events call for, as the loop does once they have been quiet."""
+    watcher._last = watcher._first = time.monotonic() - 10
+    watcher._maybe_act()
+
+
+def test_events_naming_notes_refresh_just_those_notes(sample_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mt = MemTree(sample_root, refresh_interval=3600)
+    mt.refresh()
+    log = Log()
+    watcher = Watcher(mt, log, split=False)
+    edited = sample_root / "bank/identity/values.md"
+    bump(edited, edited.read_text(encoding="utf-8") + "\n- 제퍼쿼츠 확인용 문장\n")
+    walks = no_walk(monkeypatch)
+    watcher.dispatch(Event("modified", edited))
+    watcher.dispatch(Event("modified", edited.parent, is_directory=True))  # says only that a file in it changed
+    acted(watcher)
+    assert walks == []
+    assert log.actions() == ["re-indexed bank/identity/values.md"]
+    assert [h.path for h in mt.search("제퍼쿼츠").hits][:1] == ["bank/identity/values.md"]
+
+
+def test_a_deleted_note_named_by_its_event_is_dropped(sample_root: Path) -> None:
+    mt = MemTree(sample_root, refresh_interval=3600)
+    mt.index()
+    log = Log()
+    watcher = Watcher(mt, log, split=False)
+    gone = sample_root / "bank/technical/cron-design.md"
+    gone.unlink()
+    watcher.dispatch(Event("deleted", gone))
+    acted(watcher)
+    assert log.has("dropped bank/technical/cron-design.md")
+    assert "bank/technical/cron-design.md" not in mt.state.index.files
+    assert log.has("dropped node technical/cron-design (bank/technical/cron-design.md is gone)")
+
+
+def test_an_event_on_a_folder_has_every_note_checked(sample_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mt = MemTree(sample_root, refresh_interval=3600)
+    mt.refresh()
+    watcher = Watcher(mt, Log(), split=False)
+    moved = sample_root / "bank/moved"
+    (sample_root / "bank/technical").rename(moved)
+    walks = no_walk(monkeypatch)
+    watcher.dispatch(Event("moved", sample_root / "bank/technical", moved, is_directory=True))
+    acted(watcher)
+    assert walks  # (a second walk: the node sync the added and dropped notes call for)
+    assert any(p.startswith("bank/moved/") for p in mt.state.index.files)
+
+
+def test_a_named_note_that_is_a_symlink_or_no_file_is_never_read(
+    sample_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mt = MemTree(sample_root, refresh_interval=3600)
+    mt.refresh()
+    secret = tmp_path / "secret.md"
+    secret.write_text("- 외부비밀문장 outside the root\n", encoding="utf-8")
+    os.symlink(secret, sample_root / "bank/link.md")
+    os.mkfifo(sample_root / "bank/pipe.md")  # opening it to read would wait forever
+    mt.refresh(paths=["bank/pipe.md"])
+    report = mt.refresh(paths=["bank/link.md", "bank/pipe.md"])
+    assert "bank/link.md" not in mt.state.index.files and "bank/pipe.md" not in mt.state.index.files
+    assert any("bank/link.md: skipped, a symlink leading outside" in w for w in report.warnings)
+    assert mt.search("외부비밀문장").hits == ()
+
+
+def test_the_daemon_refreshes_the_notes_edited_since_the_last_request(sample_root: Path) -> None:
+    from memtree.serve.dispatch import EditWatcher
+
+    mt = MemTree(sample_root, refresh_interval=3600)
+    watcher = EditWatcher(mt, Log(), split=False)
+    note = sample_root / "bank/identity/values.md"
+    watcher.dispatch(Event("modified", note))
+    watcher.dispatch(Event("created", sample_root / "bank/new.md", None))
+    assert watcher.edited
+    assert watcher.edits() == ["bank/identity/values.md", "bank/new.md"]
+    assert not watcher.edited and watcher.edits() == []
+    watcher.dispatch(Event("created", sample_root / "bank/folder", is_directory=True))
+    assert watcher.edits() is None  # every note is checked

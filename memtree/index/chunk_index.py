@@ -22,6 +22,7 @@ import contextlib
 import gc
 import os
 import shutil
+import stat
 import sys
 import time
 from collections import Counter
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memtree import config
 from memtree.index import bm25, dense, segment_files
 from memtree.index.segment import Segment, build_segment_ids, merge_segments
 from memtree.index.vocab import NO_TERM, Vocabulary
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from datetime import date
 
     from memtree.config import SearchSettings
+    from memtree.index.helper import Helper
     from memtree.index.protocol import ChunkRef, Location, Scores
 
 
@@ -122,13 +125,19 @@ class _Parsed:
 class Index:
     """All segments of one memory root, kept in step with the notes on disk."""
 
-    def __init__(self, root: Path, max_note_bytes: int | None = None) -> None:
+    parallel_ok = True
+    """Whether a build may hand notes to a helper process (a subclass whose _parse keeps more says no)."""
+
+    def __init__(self, root: Path, max_note_bytes: int | None = None, parallel: bool | None = None) -> None:
         self.root = root
-        if max_note_bytes is None:  # the caller did not pass its settings: read them
+        if max_note_bytes is None or parallel is None:  # the caller did not pass its settings: read them
             from memtree.config import load_settings
 
-            max_note_bytes = load_settings(root).index.max_note_bytes
+            settings = load_settings(root).index
+            max_note_bytes = settings.max_note_bytes if max_note_bytes is None else max_note_bytes
+            parallel = settings.parallel if parallel is None else parallel
         self.max_note_bytes = max_note_bytes
+        self.parallel = parallel  # a large build parses notes in a second process too (memtree.index.helper)
         self.dir = root / store.STATE_DIR / INDEX_DIR
         self.files: dict[str, FileEntry] = {}
         self.segments: dict[str, Segment] = {}
@@ -191,14 +200,16 @@ class Index:
         the refresh lock the index, re-read it (another process may have just refreshed) and
         write the new segment. ``paths`` limits the check to those notes (a writer's own).
         """
+        with _collector_paused():
+            return self._refresh(force, progress, paths)
+
+    def _refresh(self, force: bool, progress: Callable[[int, int], None] | None, paths: list[str] | None) -> Report:
         report = Report()
         if not self.segments and self.persist and not force:
             self.load()
-        if paths is not None and self.segments and not force:
-            disk = self._known_plus(paths)
-        else:
-            self.listings.quiet_before = time.time_ns() - RACY_NS
-            disk, report.warnings = store.walk(self.root, listings=self.listings)
+        if paths is not None and (force or not self.segments):
+            paths = None
+        disk, report.warnings = self._look(paths)
         if not force and self.segments and not self._stale(disk):
             report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
             return report
@@ -210,7 +221,7 @@ class Index:
                     if paths is not None:
                         # Why: the notes as last indexed are those just loaded, not the ones we
                         # had; the old list would read another writer's new notes as removed.
-                        disk = self._known_plus(paths)
+                        disk, report.warnings = self._look(paths)
                 self._apply(disk, report, force, progress)
         except OSError as exc:  # .memtree/ cannot be created or locked: read-only checkout, a file, …
             self.persist = False
@@ -219,17 +230,38 @@ class Index:
             self._apply(disk, report, force, progress)
         return report
 
-    def _known_plus(self, paths: list[str]) -> list[store.FileStat]:
-        """The notes as last indexed, with ``paths`` stat'ed afresh (a writer's own notes)."""
-        fresh = {}
-        for rel in paths:
+    def _look(self, paths: list[str] | None) -> tuple[list[store.FileStat], list[str]]:
+        """The notes on disk (by a walk of every note and folder, or as last indexed with ``paths``
+        stat'ed afresh), and the walk's warnings."""
+        if paths is not None:
+            known = self._known_plus(paths)
+            if known is not None:
+                return known, []
+        self.listings.quiet_before = time.time_ns() - RACY_NS
+        return store.walk(self.root, listings=self.listings)
+
+    def _known_plus(self, paths: list[str]) -> list[store.FileStat] | None:
+        """The notes as last indexed (and those skipped), with ``paths`` stat'ed afresh: a writer's own
+        notes, or those a watcher's events named; one that is gone, or no regular file, is left out.
+        None when a path leads through a symlink: only the walk knows where one may lead."""
+        asked = set(paths)
+        stat_of, note = store.stat_of, store.FileStat
+        found = [stat_of(note, (p, e.tier, e.mtime_ns, e.size)) for p, e in self.files.items() if p not in asked]
+        skipped = self.skipped.items()
+        found += [stat_of(note, (p, p.split("/", 1)[0], m, n)) for p, (m, n, _) in skipped if p not in asked]
+        real_root = os.path.realpath(self.root)
+        for rel in asked:
+            full = os.path.join(self.root, rel)
+            if os.path.realpath(full) != os.path.join(real_root, rel):
+                return None
             try:
-                st = os.stat(self.root / rel)
+                st = os.stat(full)
             except OSError:
                 continue
-            fresh[rel] = store.FileStat(rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)
-        known = [store.FileStat(p, e.tier, e.mtime_ns, e.size) for p, e in self.files.items() if p not in fresh]
-        return sorted([*known, *fresh.values()], key=lambda f: f.path)
+            if stat.S_ISREG(st.st_mode):
+                found.append(stat_of(note, (rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)))
+        found.sort(key=itemgetter(0))
+        return found
 
     def _disk_version(self) -> int:
         try:
@@ -256,12 +288,6 @@ class Index:
     def _apply(
         self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
     ) -> None:
-        with _collector_paused():
-            self._apply_changes(disk, report, force, progress)
-
-    def _apply_changes(
-        self, disk: list[store.FileStat], report: Report, force: bool, progress: Callable[[int, int], None] | None
-    ) -> None:
         on_disk = dict(zip(map(itemgetter(0), disk), disk))  # path → FileStat
         racy_after = time.time_ns() - RACY_NS
         skipped_before = dict(self.skipped)
@@ -282,20 +308,41 @@ class Index:
         parsed: dict[str, _Parsed | None] = {}
         vocab = Vocabulary()
         stat_only = False
-        for i, f in enumerate(suspects):
-            if progress:
-                progress(i + 1, len(suspects))
-            read = self._read(f, report.warnings)
-            if read is None:
-                parsed[f.path] = None
-                continue
-            old = self.files.get(f.path)
-            if old is not None and old.hash == read[1] and not force:  # touched or racy, not changed
-                if (old.mtime_ns, old.size) != (f.mtime_ns, f.size):
-                    old.mtime_ns, old.size = f.mtime_ns, f.size
-                    stat_only = True
-                continue
-            parsed[f.path] = self._parse(f, read[0], read[1], report.warnings, vocab)
+        # Why only when every suspect is parsed whatever its hash (a first build, --force): the helper's
+        # notes then need nothing but their outcome, taken in order after the build's own
+        helper = self._helper(suspects) if force or not self.files else None
+        try:
+            end = len(suspects)
+            for i, f in enumerate(suspects):
+                if helper is not None and helper.reached() <= i:  # the helper has parsed the rest
+                    end = i
+                    break
+                if progress:
+                    progress(i + 1 + (len(suspects) - helper.low if helper else 0), len(suspects))
+                read = self._read(f, report.warnings)
+                if read is None:
+                    parsed[f.path] = None
+                    continue
+                old = self.files.get(f.path)
+                if old is not None and old.hash == read[1] and not force:  # touched or racy, not changed
+                    if (old.mtime_ns, old.size) != (f.mtime_ns, f.size):
+                        old.mtime_ns, old.size = f.mtime_ns, f.size
+                        stat_only = True
+                    continue
+                parsed[f.path] = self._parse(f, read[0], read[1], report.warnings, vocab)
+            if helper is not None:
+                for f, (warnings, skip, item, collected) in zip(suspects[end:], helper.results(end, vocab)):
+                    report.warnings += warnings  # what _read and _parse said, as in this process
+                    if skip is not None:
+                        self.skipped[f.path] = skip
+                    elif item is not None:
+                        self.skipped.pop(f.path, None)
+                    if collected is not None and self.collect is not None:
+                        self.collect[f.path] = collected
+                    parsed[f.path] = item
+        finally:
+            if helper is not None:
+                helper.close()
         # unreadable notes leave the index like removed ones
         removed += [p for p, item in parsed.items() if item is None and p in self.files]
         parsed = {p: item for p, item in parsed.items() if item is not None}
@@ -329,6 +376,16 @@ class Index:
             self._install([it for it in parsed.values() if it is not None], vocab, as_base=False)
         else:
             self._install([], vocab, as_base=False)  # removals only: their chunks go dead
+
+    def _helper(self, notes: list[store.FileStat]) -> Helper | None:
+        """A helper process parsing ``notes`` from the last, when they are many and one can start."""
+        if not (self.parallel and self.parallel_ok and len(notes) > 1):
+            return None
+        if sum(map(itemgetter(3), notes)) < config.INDEX_PARALLEL_MIN_BYTES:
+            return None
+        from memtree.index import helper  # lazy: only a large build starts one
+
+        return helper.start(self.root, self.max_note_bytes, self.collect is not None, notes)
 
     def _read(self, f: store.FileStat, warnings: list[str]) -> tuple[str, str] | None:
         """A note's text and content hash, or None (with a warning) when it cannot be indexed."""
@@ -511,11 +568,14 @@ class Index:
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while notes are parsed and a segment built (back on after).
+    """Python's cycle collector off while a refresh runs (back on after).
 
     Why: a build allocates lists and tuples by the hundred thousand, none of them in a cycle, and
     each full collection walks the whole heap: 0.5 s of a 100k-chunk build in a process holding
-    much else (measured with gc.callbacks in bench/scale.py's process).
+    much else (measured with gc.callbacks in bench/scale.py's process). A refresh that finds little
+    changed still holds a FileStat per note while it compares them: promoted to the oldest
+    generation, they set off full collections of 20-120 ms inside one refresh in ten (gc.callbacks,
+    100k chunks, 40 refreshes of a process that had searched); freed at its end, they set off none.
     """
     if not gc.isenabled():
         yield

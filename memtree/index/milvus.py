@@ -70,6 +70,8 @@ def make_index(root: Path, settings: Settings) -> Index:
 class MilvusIndex(Index):
     """memtree's chunk index, searched through a Milvus collection kept in step with it."""
 
+    parallel_ok = False  # its _parse keeps each note's terms for the collection, in this process
+
     def __init__(self, root: Path, settings: Settings) -> None:
         super().__init__(root, settings.index.max_note_bytes)
         self.config = settings.index.milvus

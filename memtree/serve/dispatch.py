@@ -3,7 +3,8 @@
 A program's verb goes to memtree.serve.verbs; a forwarded command line goes to ``run_cli``, the CLI
 layer's runner (memtree.cli.serve: serve imports no CLI), one at a time. Before either, the
 MemTree is brought up to date cheaply: memtree.yaml is re-read when its stat changed, and the
-index refreshed when the watcher saw a note change since the last request. Every request is
+index refreshed when the watcher saw a note change since the last request (of the notes its
+events named, or of every note when one named a folder). Every request is
 counted as activity (the idle deadline moves) and as under way (a stop waits for it).
 """
 
@@ -33,15 +34,21 @@ RunCli = Callable[["MemTree", Json], Json]
 
 
 class EditWatcher(Watcher):
-    """The watcher, also flagging that a note changed so the next request refreshes first."""
+    """The watcher, also keeping which notes changed since the last request, which refreshes them first."""
 
     edited = False
+    _edits: frozenset[str] | None = frozenset()  # None: every note is to be checked
 
-    def dispatch(self, event: Any) -> bool:
-        if super().dispatch(event):
-            self.edited = True
-            return True
-        return False
+    def _noted(self, notes: list[str], everything: bool) -> None:
+        super()._noted(notes, everything)
+        self._edits = None if everything or self._edits is None else self._edits.union(notes)
+        self.edited = True
+
+    def edits(self) -> list[str] | None:
+        """The notes edited since the last call, root-relative (None: check every note); clears ``edited``."""
+        with self._lock:
+            edits, self._edits, self.edited = self._edits, frozenset(), False
+        return None if edits is None else sorted(edits)
 
 
 class Dispatcher:
@@ -157,8 +164,7 @@ class Dispatcher:
                 if state.settings.embed != embed:
                     state.semantic = None  # the layer is made again under the new settings
             if self.watcher.edited:
-                self.watcher.edited = False
-                self.mt.refresh()
+                self.mt.refresh(paths=self.watcher.edits())
 
     def _stat_config(self) -> tuple[int, int] | None:
         try:

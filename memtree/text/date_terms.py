@@ -179,13 +179,17 @@ def note_day(path: str, meta: dict[str, object]) -> date | None:
 
 
 _CREATED = re.compile(r"(?:^|;)\s*created=(\d{4}-\d{2}-\d{2})")
+_DIGIT = re.compile("[0-9]").search
 
 
 def chunk_terms(chunk_text: str, meta_bodies: list[str], section_day: date | None, note: date | None) -> list[str]:
     """The date terms of one chunk: dates in its text (relative ones read against its section's or
     note's day), its entries' ``created=`` days, its section heading's day and its note's day."""
     anchor = section_day or note
-    spans = [(m.first, m.last) for m in find_dates(chunk_text, anchor)]
+    # Why the digit check: without an anchor only a date written with its year resolves, and every
+    # such date holds an ASCII digit; most chunks of a note with no day hold none (~4 µs a chunk saved)
+    found = find_dates(chunk_text, anchor) if anchor is not None or _DIGIT(chunk_text) else []
+    spans = [(m.first, m.last) for m in found]
     for body in meta_bodies:
         m = _CREATED.search(body)
         if m:
