@@ -62,8 +62,9 @@ INDEX_PARALLEL_MIN_BYTES = 4_000_000
 """A build parsing fewer bytes of notes than this (~10k chunks, half a second) does it in one process;
 why: the helper's interpreter takes ~0.2 s of CPU to start, which a small build would not win back."""
 INDEX_PARALLEL_MIN_IDLE = 0.5
-"""A helper starts only while this much of a core is idle beside the build's own (cores − 1 − the
-1-minute load average); why: with every core busy it slows the build it should speed — its work
+"""A helper starts only while this much of a core is idle beside the build's own (the idle cores a moment
+of /proc/stat shows, or cores − the 1-minute load average, less one); why: with every core busy it slows
+the build it should speed — its work
 costs ~20 % more CPU in all, and the build's own share of the cores shrinks (``MemTree.index()`` of
 100k synthetic chunks on a shared 2-core machine at a load average near 4, six rounds taken in turn:
 8.5-14.2 s with a helper, 7.7-9.8 s without)."""

@@ -115,3 +115,22 @@ def test_no_helper_for_a_small_build_a_busy_machine_or_when_off(root: Path, monk
     monkeypatch.setattr(helper, "_idle", lambda: 1.0)
     built(root, min_bytes=0)  # turned off
     assert started == []
+
+
+def test_idle_cores_are_watched_now_and_the_load_average_only_without_proc_stat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(helper.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(helper.os, "getloadavg", lambda: (3.9, 3.9, 3.9))  # a busy minute, gone quiet now
+    monkeypatch.setattr(helper, "_idle_now", lambda cores: 3.5)
+    assert helper._idle() == 2.5  # what is idle now, beside the build's own core
+    monkeypatch.setattr(helper, "_idle_now", lambda cores: None)  # no /proc/stat: the load average says
+    assert helper._idle() == pytest.approx(4 - 1 - 3.9)
+    monkeypatch.setattr(helper.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert helper._idle() == 0.0  # one core: never a helper
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="the kernel's CPU counters are a Linux file")
+def test_a_moment_of_proc_stat_is_read_as_idle_cores() -> None:
+    idle = helper._idle_now(2)
+    assert idle is None or 0.0 <= idle <= 2.0  # None only when the clock ticked too coarsely to tell

@@ -31,6 +31,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from operator import itemgetter
 from pathlib import Path
@@ -66,17 +67,49 @@ def start(root: Path, max_note_bytes: int, collect: bool, notes: list[FileStat])
         return None
 
 
+IDLE_SAMPLE_S = 0.05
+"""How long the build watches the cores before it starts a helper; why: the 1-minute load average lags
+— it still counts the work of a minute ago, and the calling process's own (a benchmark, a daemon) —
+while a moment of /proc/stat says what the other processes use now."""
+
+
 def _idle() -> float:
-    """Cores idle beside this process's own, by the 1-minute load average (0 with one core)."""
+    """Cores idle beside this process's own: measured over a moment where the kernel tells it
+    (/proc/stat), else by the 1-minute load average (0 with one core)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
+    if cores < 2:
+        return 0.0
+    idle = _idle_now(cores)
+    if idle is not None:
+        return idle - 1
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average to be had: a second core is taken as idle
         load = 0.0
     return cores - 1 - load
+
+
+def _idle_now(cores: int) -> float | None:
+    """Cores idle over the next ``IDLE_SAMPLE_S`` while this process waits (None without /proc/stat)."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat", "rb") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+        return fields[3] + fields[4], sum(fields)
+
+    try:
+        idle0, total0 = ticks()
+        time.sleep(IDLE_SAMPLE_S)
+        idle1, total1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:  # the clock ticks too coarsely to tell: say nothing
+        return None
+    # /proc/stat counts every CPU of the machine; the share idle is what this process may use of its own
+    return cores * (idle1 - idle0) / (total1 - total0)
 
 
 class Helper:
