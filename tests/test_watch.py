@@ -340,6 +340,16 @@ def test_a_heartbeat_of_a_dead_process_is_not_alive(sample_root: Path) -> None:
     assert MemTree(sample_root).status().watcher["alive"] is False
 
 
+def test_a_heartbeat_written_just_after_now_is_zero_seconds_old(tmp_path: Path) -> None:
+    from memtree.notes.heartbeat import heartbeat
+
+    (tmp_path / ".memtree").mkdir()
+    beat = {"pid": os.getpid(), "time": 1_000.04, "running": True, "actions": 0}
+    (tmp_path / ".memtree" / HEARTBEAT_FILE).write_text(json.dumps(beat), encoding="utf-8")
+    seen = heartbeat(tmp_path, now=1_000.0)  # the watcher beat between our clock read and our file read
+    assert seen is not None and f"{seen['age_s']} s ago" == "0.0 s ago"
+
+
 # --- `memtree watch` -----------------------------------------------------------------------------
 
 IGNORING_SIGINT = (

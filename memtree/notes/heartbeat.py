@@ -24,7 +24,7 @@ def heartbeat(root: Path, now: float) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     age = now - float(beat.get("time", 0))
-    beat["age_s"] = round(age, 1)
+    beat["age_s"] = round(max(age, 0.0), 1)  # a beat written a moment after `now` was read is 0 s old, not -0.0
     beat["alive"] = bool(beat.get("running")) and age < STALE_AFTER_S and pid_alive(beat.get("pid"))
     return beat
 
