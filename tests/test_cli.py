@@ -311,3 +311,10 @@ def test_group_options_count_for_the_subcommand(sample_root: Path) -> None:
     synced = run("recall", "--json", "--root", str(sample_root), "sync", "--dry-run")
     assert synced.exit_code == 0, synced.stderr
     assert json.loads(synced.stdout)["dry_run"] is True
+
+
+def test_a_query_with_bytes_no_utf8_can_hold_is_searched_and_printed(sample_root: Path) -> None:
+    # Why: a shell hands Python undecodable argv bytes as lone surrogates; JSON output cannot carry them
+    result = run("search", "크론 스케줄 \udced\udca0\udc80", "--root", str(sample_root), "--json")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0 and doc["query"] == "크론 스케줄 \ufffd\ufffd\ufffd" and doc["hits"]

@@ -425,3 +425,9 @@ def test_without_an_anchor_no_date_is_found_in_a_text_without_digits(body: str) 
 def test_chunk_terms_without_an_anchor_are_those_of_find_dates(body: str) -> None:
     expected = [t for m in find_dates(body, None) for t in dates.index_terms(m.first, m.last)]
     assert dates.chunk_terms(body, [], None, None) == list(dict.fromkeys(expected))
+
+
+def test_a_lone_surrogate_is_no_date_and_no_error() -> None:
+    # Why: a JSON query may carry "\ud800"; hypothesis found it raising UnicodeEncodeError
+    assert find_dates("\ud800 yesterday", date(2026, 3, 2)) != []
+    assert find_dates("\ud800", None) == []

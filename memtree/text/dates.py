@@ -452,7 +452,7 @@ def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
     found = _numeric(text, skip_covered=True)
     # Why a set of words and not substring tests: in a Korean text nearly every byte becomes a
     # space, and a needle that starts with a space makes `in` crawl (150 µs a KB).
-    words = text.encode().translate(_LETTERS).split()
+    words = text.encode("utf-8", "surrogatepass").translate(_LETTERS).split()  # a lone surrogate is no letter
     if _EN_ANY.isdisjoint(words):  # most texts: no set built at all
         return found
     hits = _EN_WORDS.intersection(words)
