@@ -318,3 +318,10 @@ def test_a_query_with_bytes_no_utf8_can_hold_is_searched_and_printed(sample_root
     result = run("search", "크론 스케줄 \udced\udca0\udc80", "--root", str(sample_root), "--json")
     doc = json.loads(result.stdout)
     assert result.exit_code == 0 and doc["query"] == "크론 스케줄 \ufffd\ufffd\ufffd" and doc["hits"]
+
+
+def test_an_entry_with_bytes_no_utf8_can_hold_is_written_with_replacement_marks(sample_root: Path) -> None:
+    result = run("add", "야간 배치 \udced\udca0\udc80 점검 절차", "--root", str(sample_root), "--json")
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert "야간 배치 \ufffd\ufffd\ufffd 점검 절차" in (sample_root / doc["path"]).read_text(encoding="utf-8")

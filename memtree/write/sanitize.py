@@ -59,6 +59,8 @@ from memtree.write.secret_rules import (
     rule as builtin_rule,
 )
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 @dataclass(frozen=True)
 class Redaction:
@@ -131,7 +133,12 @@ class Sanitizer:
         return self._scan(text)[0]
 
     def sanitize(self, text: str) -> Sanitized:
-        """``text`` with every secret replaced by ``[REDACTED:kind]``; never raises."""
+        """``text`` with every secret replaced by ``[REDACTED:kind]``; never raises.
+
+        A character UTF-8 cannot carry (a lone surrogate: undecodable argv bytes, a JSON ``"\\ud800"``)
+        becomes ``�``, so the note can be written.
+        """
+        text = _SURROGATE.sub("\ufffd", text)
         redactions, failures = self._scan(text)
         return Sanitized(_apply(text, redactions), redactions, self.warnings + failures)
 
