@@ -19,12 +19,13 @@ name, never by id).
 Protocol: the build writes one pickle to the helper's stdin — its ``sys.path`` (so the same memtree
 is imported), then the root, the note size limit, whether keyword counts are wanted, and the notes;
 the helper writes frames to stdout, each an 8-byte little-endian length and a pickle of
-``(outcomes, new terms)``. Both ends are memtree's own, started just now: pickle is safe here.
+``(outcomes, new terms)``. Both ends are memtree's own, started just now: pickle is safe here. The
+helper's own side is memtree.index.helper_process, so the build's index module and this one do not
+import each other.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import select
@@ -47,7 +48,7 @@ BATCH = 8
 """Notes per frame: the build may parse up to this many notes the helper is parsing too; fewer frames
 cost less to pickle and read."""
 _BOOT = "import pickle, sys; job = pickle.load(sys.stdin.buffer); sys.path[:] = job[0]; " + (
-    "from memtree.index.helper import serve; serve(job[1:])"
+    "from memtree.index.helper_process import serve; serve(job[1:])"
 )
 
 Outcome = tuple[list[str], "tuple[int, int, str] | None", Any, Any]
@@ -195,33 +196,3 @@ def _feed(stdin: BinaryIO, job: bytes) -> None:
         stdin.close()
     except OSError:  # the helper is gone: the build parses alone
         pass
-
-
-def serve(job: tuple[str, int, bool, list[tuple[str, str, int, int]]]) -> None:
-    """The helper's side: parse the notes from the last, one frame every ``BATCH`` notes, until done."""
-    from memtree.index.chunk_index import Index
-    from memtree.index.vocab import Vocabulary
-    from memtree.notes.store import FileStat
-
-    gc.disable()  # as in the build (chunk_index._collector_paused): nothing parsed here is a cycle
-    root, max_note_bytes, collect, notes = job
-    index = Index(Path(root), max_note_bytes)
-    vocab = Vocabulary()
-    sent = 0  # terms of the Vocabulary sent so far (NO_TERM's '' first)
-    out = sys.stdout.buffer
-    batch: list[tuple[int, Outcome]] = []
-    for i in range(len(notes) - 1, -1, -1):
-        f = FileStat(*notes[i])
-        index.collect = {} if collect else None
-        warnings: list[str] = []
-        read = index._read(f, warnings)
-        parsed = None if read is None else index._parse(f, read[0], read[1], warnings, vocab)
-        collected = index.collect.get(f.path) if index.collect is not None else None
-        batch.append((i, (warnings, index.skipped.pop(f.path, None), parsed, collected)))
-        if len(batch) == BATCH or i == 0:
-            frame = pickle.dumps((batch, vocab.terms[sent:]), protocol=5)
-            sent = len(vocab.terms)
-            out.write(len(frame).to_bytes(8, "little"))
-            out.write(frame)
-            out.flush()
-            batch = []
