@@ -221,13 +221,18 @@ class Pairs:
             return 1.0
         low = ""
         found: dict[int, list[int]] = {}
+
+        def where(i: int) -> list[int]:  # each word's places looked up once per chunk
+            if i not in found:
+                found[i] = _occurrences(low, qterms[i])
+            return found[i]
+
         near = 0.0
         for a, b, w in self.pairs:
             if not (strengths[a] and strengths[b]):
                 continue
             low = low or text.normalize(chunk_text)
-            at_a = found[a] if a in found else found.setdefault(a, _occurrences(low, qterms[a]))
-            at_b = found[b] if b in found else found.setdefault(b, _occurrences(low, qterms[b]))
+            at_a, at_b = where(a), where(b)
             if at_a and at_b and _any_side_by_side(low, at_a, at_b):
                 near += w
         return near / self.total
@@ -256,7 +261,7 @@ def _occurrences(low: str, term: str) -> list[int]:
             out.append(at)
         else:
             before = low[at - 1]
-            if not before.isalnum() or hangul != ("\uac00" <= before <= "\ud7a3"):
+            if not before.isalnum() or hangul != text.is_hangul(before):
                 out.append(at)
         at = low.find(term, at + 1)
     return out

@@ -6,7 +6,6 @@ from the clock; nothing here reads it. The pipeline itself is memtree.search.pip
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -50,9 +49,6 @@ class Note:
     keywords: tuple[str, ...] = ()
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def search(
     state: RootState,
     query: str,
@@ -71,7 +67,7 @@ def search(
     """
     if tier not in TIER_CHOICES:
         raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
-    query = _SURROGATE.sub("\ufffd", query)  # bytes no UTF-8 (a shell's argv, a JSON "\ud800"): shown as �
+    query = text.well_formed(query)
     settings = state.settings
     k = settings.search.max_results if k is None else k
     if k < 1:

@@ -91,6 +91,15 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """``text`` with each character UTF-8 cannot carry — a lone surrogate: undecodable argv bytes, a JSON
+    ``"\\ud800"`` — read as ``�``, so it can be printed as JSON and written to a note."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 _korean_cache: dict[str, str] = {}
 _english_cache: dict[str, str] = {}
 
@@ -189,11 +198,9 @@ def terms_with_surface(text: str) -> list[tuple[str, str]]:
 
 def _pairs(text: str) -> Iterator[tuple[str, str]]:
     for tok in words(text):
-        term = _term_cache.get(tok)
-        if term is None:
-            term = _term(tok)
-        if term:
-            yield term, tok
+        found = term(tok)
+        if found:
+            yield found, tok
 
 
 def first_surfaces(text: str, wanted: set[str]) -> dict[str, str]:

@@ -43,6 +43,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memtree.text.terms import well_formed
 from memtree.write.disguises import _fold, _joined, _View
 from memtree.write.secret_rules import (
     BASE64_MAX_CHARS,
@@ -58,8 +59,6 @@ from memtree.write.secret_rules import (
 from memtree.write.secret_rules import (
     rule as builtin_rule,
 )
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,7 @@ class Sanitizer:
         A character UTF-8 cannot carry (a lone surrogate: undecodable argv bytes, a JSON ``"\\ud800"``)
         becomes ``�``, so the note can be written.
         """
-        text = _SURROGATE.sub("\ufffd", text)
+        text = well_formed(text)
         redactions, failures = self._scan(text)
         return Sanitized(_apply(text, redactions), redactions, self.warnings + failures)
 
