@@ -110,6 +110,9 @@ def test_a_short_question_about_something_absent_is_still_rejected(make_root: Ca
         ("Thanks so much!", False),
         ("감사합니다.", False),
         ("그리고 내일 회의 시간도 다시 확인해야겠네요.", False),
+        ("Would love to know.", False),
+        ("Do let me know!", False),
+        ("would Caroline move back soon", True),
     ],
 )
 def test_questions_are_told_from_asides(clause: str, asks: bool) -> None:
@@ -128,6 +131,33 @@ def test_a_message_that_asks_ranks_by_its_questions_words() -> None:
         )
         is None
     )
+
+
+@pytest.mark.parametrize("follow_up", ["Any idea?", "Can you check?", "Do you know?", "Could you look it up?"])
+def test_a_request_to_the_listener_after_the_question_is_an_aside(follow_up: str) -> None:
+    query = f"Hi, how long has John been surfing? {follow_up} Thanks!"
+    qterms = text.query_terms(query)
+    lift = evidence.boosts(query, qterms, None, 0.3)
+    assert lift is not None
+    assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms("how long has John been surfing"))
+
+
+def test_a_request_to_the_listener_is_the_question_when_nothing_else_asks() -> None:
+    query = "Hi! Can you tell me where John surfs? Thanks!"
+    qterms = text.query_terms(query)
+    lift = evidence.boosts(query, qterms, None, 0.3)
+    assert lift is not None
+    assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms("Can you tell me where John surfs"))
+
+
+def test_a_follow_up_request_does_not_outrank_the_answer(make_root: Callable[..., Path]) -> None:
+    notes = {
+        "bank/chat.md": "# chat\n\n- Tim: That's ok! I can look some up later, can you check the list?\n\n"
+        "- John: I have been surfing for five years now, since I was in college.\n",
+    }
+    root = make_root(notes, None)
+    query = "Hi, how long has John been surfing? Can you look it up? Can you check?"
+    assert "surfing" in MemTree(root, refresh_interval=0).search(query).hits[0].text
 
 
 def test_korean_connectives_and_a_second_english_question_end_a_clause() -> None:
@@ -250,3 +280,15 @@ def test_the_paragraph_saying_the_words_together_ranks_first(make_root: Callable
     (root / "memtree.yaml").write_text("search:\n  adjacency_weight: 0\n", encoding="utf-8")
     off = MemTree(root, refresh_interval=0).search("노아의 방주", k=2, cache=False).hits
     assert [h.signals["adjacency"] for h in off] == [1.0, 1.0]  # 0 turns it off
+
+
+def test_a_word_that_frames_the_question_is_no_evidence_even_when_memory_holds_it() -> None:
+    query = "What did Tim say about the trip? Answer yes or no."
+    qterms = text.query_terms(query)
+    judged = evidence.weigh(query, qterms, [3.0] * len(qterms), [5] * len(qterms))
+    weighs = dict(zip(qterms, judged.weights))
+    assert weighs[text.term("say")] == weighs[text.term("yes")] == weighs[text.term("answer")] == 0.0
+    assert weighs[text.term("trip")] == 3.0
+    # a chunk holding only the framing words covers nothing of the question
+    strengths = [1.0 if q in {text.term("say"), text.term("yes")} else 0.0 for q in qterms]
+    assert judged.coverage(strengths) == 0.0

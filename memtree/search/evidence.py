@@ -9,9 +9,11 @@ it holds punishes a question for being polite or long, so evidence is judged per
 with ``w(q)`` the term's IDF. A term the memory does not hold (df = 0) keeps its full weight —
 a missing name is the best sign that the memory cannot answer — unless its form says it is a
 conversational predicate (``알려주실``, ``궁금합니다``, ``하셨어요``) or stray jamo (``ㅎㅎ``):
-those carry no topic, and no memory would hold them. A day (memtree.text.dates) counts when a note is
+those carry no topic, and no memory would hold them. A word that frames the question (``likely``,
+``answer`` yes or no, what did X ``say``) weighs nothing, held or not. A day (memtree.text.dates) counts when a note is
 about it and weighs nothing when none is: most notes carry no date. A clause is a sentence of the message (split
-at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole.
+at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole. A request to the
+listener after the question (``Any idea?``, ``Can you check?``) asks nothing of memory: it is an aside.
 
 Very long inputs are bounded: past ``MAX_TERMS`` distinct terms, the most informative present
 terms (highest IDF) are kept, so a pasted page is searched by its rarest words, the same way
@@ -74,10 +76,13 @@ _DATE_UNITS = frozenset(
 )
 
 
-# Why: words that frame a question (would X *likely* …, *answer* yes or no) rather than name its topic
+# Why: words that frame a question (would X *likely* …, *answer* yes or no, what did X *say* or
+# *mention*, the *topic* of *discussion*) rather than name its topic: a chunk holding them proves
+# nothing, and a memory lacking them may still answer
 _FRAMING = frozenset(
     text.english_stem(w)
-    for w in "likely unlikely probably possibly perhaps maybe answer answering yes guess based".split()
+    for w in """likely unlikely probably possibly perhaps maybe answer answering yes guess based
+    mention mentioned say said tell told talk talked discuss discussed discussion topic""".split()
 )
 
 
@@ -117,10 +122,15 @@ def clauses(
 def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool], ...]:
     """The query's sentences that hold anything: per sentence, the terms it says (its days too) and whether it asks."""
     out = []
+    to_listener = []
     for part in _CLAUSE_END.split(query):
         if part.strip():
             words, days, _ = dates.query_dates(part, today)
-            out.append(((*text.query_terms(words), *days), is_question(part)))
+            asks = is_question(part)
+            out.append(((*text.query_terms(words), *days), asks))
+            to_listener.append(asks and bool(_LISTENER.match(part)))
+    if any(asks and not listener for (_, asks), listener in zip(out, to_listener)):
+        out = [(said, asks and not listener) for (said, asks), listener in zip(out, to_listener)]
     return tuple(out)
 
 
@@ -164,10 +174,12 @@ def weigh(
     aliases: Mapping[str, str] | None = None,
 ) -> Weights:
     """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
-    # a written date's words (7, jan, 2024) are evidenced by its day term, matched or not
+    # a written date's words (7, jan, 2024) are evidenced by its day term, matched or not; a framing
+    # word weighs nothing, held or not
     written = dates.query_dates(query, today)[2]
     weights = tuple(
-        0.0 if q in written or (df == 0 and proves_little(q)) else idf for q, idf, df in zip(qterms, idfs, dfs)
+        0.0 if q in written or q in _FRAMING or (df == 0 and proves_little(q)) else idf
+        for q, idf, df in zip(qterms, idfs, dfs)
     )
     parts = tuple(clauses(query, qterms, today, aliases))
     whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
@@ -294,18 +306,25 @@ _EN_QUESTION = frozenset(
 )
 
 
+# Why: "Any idea?", "Can you check?", "Do you know?" after a question ask the listener to act, not
+# memory about a topic; their words (idea, check, know) are no more the question's than "thanks" is
+_LISTENER = re.compile(r"\W*(?:(?:can|could|would|will|do|did)\s+you\b|any\s+(?:idea|clue|thoughts?)\b)", re.IGNORECASE)
+
+
 def is_question(clause: str) -> bool:
-    """A clause that asks: ends with ``?``, with a Korean interrogative ending, or opens like an English question."""
-    stripped = clause.strip().rstrip(".!~… ")
+    """A clause that asks: ends with ``?``, with a Korean interrogative ending, or opens like an English
+    question and does not end as a statement (``Would love to know.`` is one)."""
+    clause = clause.strip()
+    stripped = clause.rstrip(".!~… ")
     if not stripped:
         return False
-    if _QUESTION_END.search(clause.strip()):
+    if _QUESTION_END.search(clause):
         return True
     words = stripped.split()
     last = words[-1]
     if text.is_hangul(last) and last.endswith(_KO_QUESTION):
         return True
-    return text.normalize(words[0]) in _EN_QUESTION
+    return text.normalize(words[0]) in _EN_QUESTION and clause[-1] not in ".!"
 
 
 def boosts(
