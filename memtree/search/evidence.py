@@ -13,7 +13,7 @@ those carry no topic, and no memory would hold them. A word that frames the ques
 ``answer`` yes or no, what did X ``say``) weighs nothing, held or not. A day (memtree.text.dates) counts when a note is
 about it and weighs nothing when none is: most notes carry no date. A clause is a sentence of the message (split
 at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole. A request to the
-listener after the question (``Any idea?``, ``Can you check?``) asks nothing of memory: it is an aside.
+listener beside another question (``Any idea?``, ``Can you check?``) asks nothing of memory: it is an aside.
 
 Very long inputs are bounded: past ``MAX_TERMS`` distinct terms, the most informative present
 terms (highest IDF) are kept, so a pasted page is searched by its rarest words, the same way
@@ -120,7 +120,9 @@ def clauses(
 
 @functools.lru_cache(maxsize=SENTENCES_KEPT)
 def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool], ...]:
-    """The query's sentences that hold anything: per sentence, the terms it says (its days too) and whether it asks."""
+    """The query's sentences that hold anything: per sentence, the terms it says (its days too) and whether it asks.
+
+    A request to the listener asks only when no other sentence does."""
     out = []
     to_listener = []
     for part in _CLAUSE_END.split(query):
@@ -306,7 +308,7 @@ _EN_QUESTION = frozenset(
 )
 
 
-# Why: "Any idea?", "Can you check?", "Do you know?" after a question ask the listener to act, not
+# Why: "Any idea?", "Can you check?", "Do you know?" beside a question ask the listener to act, not
 # memory about a topic; their words (idea, check, know) are no more the question's than "thanks" is
 _LISTENER = re.compile(r"\W*(?:(?:can|could|would|will|do|did)\s+you\b|any\s+(?:idea|clue|thoughts?)\b)", re.IGNORECASE)
 
