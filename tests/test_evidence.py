@@ -150,16 +150,6 @@ def test_a_request_to_the_listener_is_the_question_when_nothing_else_asks() -> N
     assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms("Can you tell me where John surfs"))
 
 
-def test_a_follow_up_request_does_not_outrank_the_answer(make_root: Callable[..., Path]) -> None:
-    notes = {
-        "bank/chat.md": "# chat\n\n- Tim: That's ok! I can look some up later, can you check the list?\n\n"
-        "- John: I have been surfing for five years now, since I was in college.\n",
-    }
-    root = make_root(notes, None)
-    query = "Hi, how long has John been surfing? Can you look it up? Can you check?"
-    assert "surfing" in MemTree(root, refresh_interval=0).search(query).hits[0].text
-
-
 def test_korean_connectives_and_a_second_english_question_end_a_clause() -> None:
     query = "회사 동료가 물어봤는데 1규빗은 몇 미터인가?"
     parts = [[text.query_terms(query)[i] for i in c] for c in evidence.clauses(query, text.query_terms(query))]
@@ -168,14 +158,28 @@ def test_korean_connectives_and_a_second_english_question_end_a_clause() -> None
     assert len(evidence.clauses(query, text.query_terms(query))) == 2
 
 
-def test_the_question_words_lift_the_chunk_that_answers(make_root: Callable[..., Path]) -> None:
-    notes = {
-        "bank/chat.md": "# chat\n\n- Melanie painted a sunrise in May.\n"
-        "- Caroline: hope your day is going fine, my day is going great and fine!\n",
-    }
-    root = make_root(notes, None)
-    query = "Hey, hope your day is going fine. When did Melanie paint a sunrise? Thanks!"
-    assert "Melanie" in MemTree(root, refresh_interval=0).search(query).hits[0].text
+@pytest.mark.parametrize(
+    ("chat", "query", "answer"),
+    [
+        (
+            "- Melanie painted a sunrise in May.\n"
+            "- Caroline: hope your day is going fine, my day is going great and fine!",
+            "Hey, hope your day is going fine. When did Melanie paint a sunrise? Thanks!",
+            "Melanie",
+        ),
+        (  # a follow-up asking the listener to act is an aside too
+            "- Tim: That's ok! I can look some up later, can you check the list?\n\n"
+            "- John: I have been surfing for five years now, since I was in college.",
+            "Hi, how long has John been surfing? Can you look it up? Can you check?",
+            "surfing",
+        ),
+    ],
+)
+def test_the_question_words_lift_the_chunk_that_answers(
+    make_root: Callable[..., Path], chat: str, query: str, answer: str
+) -> None:
+    root = make_root({"bank/chat.md": f"# chat\n\n{chat}\n"}, None)
+    assert answer in MemTree(root, refresh_interval=0).search(query).hits[0].text
 
 
 def test_an_english_lead_in_ends_where_the_question_begins() -> None:
