@@ -280,6 +280,25 @@ def test_a_crash_at_any_step_of_a_refresh_leaves_an_index_never_silently_wrong(
     assert completed
 
 
+def test_an_index_of_the_former_layout_is_rebuilt_and_its_files_swept(
+    tree: tuple[Path, Clock, random.Random],
+) -> None:
+    root, _, _ = tree
+    folder = root / ".memtree" / "index"
+    (folder / "seg-1").mkdir(parents=True)
+    (folder / "seg-1" / "terms.txt").write_text("사과\n", encoding="utf-8")
+    (folder / ".seg-2.tmp99").mkdir()
+    (folder / "version").write_text("1", encoding="utf-8")
+    old = {"format": 5, "byteorder": sys.byteorder, "tokenizer": text.TOKENIZER_VERSION, "version": 1}
+    old |= {"base": "seg-1", "deltas": [], "segments": ["seg-1"], "skipped": {}, "files": {}}
+    (folder / "manifest.json").write_text(json.dumps(old), encoding="utf-8")
+    index = Index(root, parallel=False)
+    assert index.refresh().rebuilt
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", index.rows, "seg-1"]
+    assert (folder / "seg-1").is_file()
+    assert_like_a_fresh_build(root, index)
+
+
 READER = r"""
 import json, sys, time
 from bisect import bisect_left

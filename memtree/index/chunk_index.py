@@ -1,8 +1,8 @@
 """The persisted chunk index in ``.memtree/index``: build, load, and refresh file by file.
 
 Layout: ``manifest.json`` names the live segments and records every note's mtime, size and
-content hash (memtree.index.manifest: a journal over a rows file); each ``seg-N/`` folder holds one
-immutable segment (``terms.txt`` and raw native arrays). A full build writes one *base* segment.
+content hash (memtree.index.manifest: a journal over a rows file); each ``seg-N`` file holds one
+immutable segment (memtree.index.segment_files). A full build writes one *base* segment.
 A refresh re-reads only notes whose mtime or size changed (and whose content hash really
 differs), writes them as a small *delta* segment, and marks those notes' older chunks in the base
 and earlier deltas dead — so an edit made in any editor is searchable on the next call while the
@@ -562,7 +562,7 @@ class Index:
                 self.warnings.append(f"cannot write {self.dir} ({exc.strerror}); the index is kept in memory only")
                 return
             for stale in before - set(self.segments):
-                shutil.rmtree(self.dir / stale, ignore_errors=True)
+                segment_files.remove(self.dir / stale)
 
     def _drop_empty_deltas(self) -> None:
         for name in list(self.deltas):
@@ -603,7 +603,9 @@ class Index:
                 if name in keep:
                     continue
                 path = self.dir / name
-                if manifest.SEGMENT_NAME.fullmatch(name) or name.startswith(".seg-"):
+                if manifest.SEGMENT_NAME.fullmatch(name):
+                    segment_files.remove(path)
+                elif name.startswith(".seg-") and path.is_dir():  # the temp folder of a former layout's segment
                     shutil.rmtree(path, ignore_errors=True)
                 elif manifest.ROWS_NAME.fullmatch(name) or store.is_temp(name) or name == "version":
                     with contextlib.suppress(OSError):

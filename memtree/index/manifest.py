@@ -37,7 +37,8 @@ from memtree.notes import store
 
 MANIFEST = "manifest.json"
 LAYOUT = 2
-"""2: a journal over a rows file (1: one manifest holding every row)."""
+"""2: a journal over a rows file, each segment one file (1: one manifest holding every row, each
+segment a folder)."""
 ROWS_PREFIX = "rows-"
 ROWS_NAME = re.compile(r"rows-[0-9]+-[0-9a-f]+\.json")
 SEGMENT_NAME = re.compile(r"seg-[0-9]+")
