@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from memtree.index import manifest
+from memtree.index import chunk_index, manifest
 from memtree.index.chunk_index import MAX_DELTAS, Index, content_hash
 from memtree.text import terms as text
 
@@ -206,6 +206,34 @@ def test_a_told_refresh_rehashes_notes_indexed_lately_as_the_walk_does(
     write(root, "bank/n2.md", note_text(rng, "n2", 2), clock.tick())
     report = index.refresh(paths=["bank/n2.md"])
     assert report.changed == ["bank/n1.md", "bank/n2.md"]
+    assert_like_a_fresh_build(root, index)
+
+
+def test_a_merge_folds_the_newest_deltas_and_an_older_one_only_once_they_outgrow_it(
+    tree: tuple[Path, Clock, random.Random], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, clock, rng = tree
+    index = Index(root, parallel=False)
+    index.refresh()
+    folds: list[list[int]] = []  # each merge: the live chunks of the deltas it folds, oldest first
+    merge = chunk_index.merge_segments
+
+    def recorded(segments: list[Any]) -> Any:
+        folds.append([seg.n_live for seg in segments])
+        return merge(segments)
+
+    monkeypatch.setattr(chunk_index, "merge_segments", recorded)
+    for i in range(24):  # a new note each time: one more delta, nothing in an older one dies
+        write(root, f"bank/new/n{i}.md", note_text(rng, "새 노트", 1 + i % 3), clock.tick())
+        assert not index.refresh().rebuilt
+        assert len(index.deltas) <= MAX_DELTAS
+    assert len(folds) >= 3
+    for sizes in folds:
+        # the two newest always (one delta too many, plus the new one); an older one only when
+        # no larger than all those newer than it
+        assert len(sizes) >= 2
+        assert all(sizes[i] <= sum(sizes[i + 1 :]) for i in range(len(sizes) - 2)), sizes
+    assert any(len(sizes) <= MAX_DELTAS for sizes in folds), folds  # some left the oldest as it was
     assert_like_a_fresh_build(root, index)
 
 
