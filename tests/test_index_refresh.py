@@ -322,7 +322,7 @@ def test_an_index_of_the_former_layout_is_rebuilt_and_its_files_swept(
     (folder / "manifest.json").write_text(json.dumps(old), encoding="utf-8")
     index = Index(root, parallel=False)
     assert index.refresh().rebuilt
-    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", index.rows, "seg-1"]
+    assert sorted(p.name for p in folder.iterdir()) == [f"manifest-{index.seq}.json", index.rows, "seg-1"]
     assert (folder / "seg-1").is_file()
     assert_like_a_fresh_build(root, index)
 

@@ -22,14 +22,22 @@ def table(n: int) -> FileTable:
     return FileTable({f"bank/노트-{i:03d}.md": entry(i) for i in range(n)})
 
 
-def committed(folder: Path, files: FileTable, version: int = 1, fold: bool = False, rows: str = "") -> Manifest:
-    m = Manifest(version, "seg-1", [], ["seg-1"], {"bank/bad.md": (1, 2, "not UTF-8 text")}, files, rows)
+def committed(folder: Path, files: FileTable, after: Manifest | None = None, fold: bool = False) -> Manifest:
+    """Write the manifest that follows ``after`` (the first, when None)."""
+    m = Manifest(1, "seg-1", [], ["seg-1"], {"bank/bad.md": (1, 2, "not UTF-8 text")}, files)
+    if after is not None:
+        m.version, m.rows, m.seq = after.version + 1, after.rows, after.seq
     manifest.write(folder, m, STAMP, fold)
     return m
 
 
+def newest_doc(folder: Path) -> dict[str, object]:
+    doc: dict[str, object] = orjson.loads((folder / manifest.newest(folder)[1]).read_bytes())
+    return doc
+
+
 def same(a: Manifest, b: Manifest) -> bool:
-    return (dict(a.files), a.version, a.base, a.deltas, a.segments, a.skipped, a.rows) == (
+    return (dict(a.files), a.version, a.base, a.deltas, a.segments, a.skipped, a.rows, a.seq) == (
         dict(b.files),
         b.version,
         b.base,
@@ -37,6 +45,7 @@ def same(a: Manifest, b: Manifest) -> bool:
         b.segments,
         b.skipped,
         b.rows,
+        b.seq,
     )
 
 
@@ -71,12 +80,13 @@ def test_a_journal_round_trips_over_its_rows_file(tmp_path: Path) -> None:
     files["bank/노트-005.md"] = entry(5, "seg-2")
     del files["bank/노트-006.md"]
     files["memory/2026-12-01.md"] = entry(300, "seg-2")
-    second = committed(tmp_path, files, version=2, rows=first.rows)
+    second = committed(tmp_path, files, after=first)
     assert second.rows == first.rows  # three rows changed: written as a journal
-    doc = orjson.loads((tmp_path / manifest.MANIFEST).read_bytes())
-    assert set(doc["changed"]) == {"bank/노트-005.md", "bank/노트-006.md", "memory/2026-12-01.md"}
+    assert sorted(p.name for p in tmp_path.glob("manifest-*")) == ["manifest-2.json"]
+    doc = newest_doc(tmp_path)
+    assert set(doc["changed"]) == {"bank/노트-005.md", "bank/노트-006.md", "memory/2026-12-01.md"}  # type: ignore[arg-type]
     back = manifest.read(tmp_path, STAMP)
-    assert same(back, second) and back.committed == manifest.committed(tmp_path)
+    assert same(back, second) and (back.seq, back.committed) == manifest.committed(tmp_path)
     assert back.files.changed == files.changed  # what the next write carries on
 
 
@@ -85,15 +95,27 @@ def test_a_journal_past_the_fold_limit_starts_a_new_rows_file(tmp_path: Path) ->
     m = committed(tmp_path, files)
     for i in range(manifest.fold_limit(len(files)) + 1):
         files[f"bank/노트-{i:03d}.md"] = entry(i, "seg-2")
-    assert manifest.write(tmp_path, replace_version(m, 2), STAMP)
+    m.version += 1
+    assert manifest.write(tmp_path, m, STAMP)
     assert files.changed == {}
-    assert orjson.loads((tmp_path / manifest.MANIFEST).read_bytes())["changed"] == {}
+    assert newest_doc(tmp_path)["changed"] == {}
     assert dict(manifest.read(tmp_path, STAMP).files) == dict(files)
 
 
-def replace_version(m: Manifest, version: int) -> Manifest:
-    m.version = version
-    return m
+def test_the_newest_manifest_is_the_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = table(5)
+    first = committed(tmp_path, files)
+    kept = (tmp_path / "manifest-1.json").read_bytes()
+    files["bank/new.md"] = entry(9, "seg-2")
+    second = committed(tmp_path, files, after=first)
+    (tmp_path / "manifest-1.json").write_bytes(kept)  # a crash before the older one was deleted
+    (tmp_path / "manifest.json").write_bytes(b'{"format": 5}')  # the former layout's, never read
+    assert same(manifest.read(tmp_path, STAMP), second)
+    # a reader that listed the folder just before a writer replaced the newest looks again
+    listed = manifest.newest
+    stale = iter([(1, "manifest-0.json")])
+    monkeypatch.setattr(manifest, "newest", lambda folder: next(stale, None) or listed(folder))
+    assert same(manifest.read(tmp_path, STAMP), second)
 
 
 def test_a_crash_before_the_manifest_is_replaced_leaves_the_previous_commit(
@@ -106,15 +128,15 @@ def test_a_crash_before_the_manifest_is_replaced_leaves_the_previous_commit(
     real = store.atomic_write
 
     def dies_at_the_manifest(path: Path, data: bytes, durable: bool = True) -> None:
-        if path.name == manifest.MANIFEST:
+        if manifest.MANIFEST_NAME.fullmatch(path.name):
             raise OSError(28, "No space left on device")
         real(path, data, durable)
 
     monkeypatch.setattr(store, "atomic_write", dies_at_the_manifest)
-    m = Manifest(2, "seg-1", [], ["seg-1"], {}, files, before.rows)
+    m = Manifest(2, "seg-1", [], ["seg-1"], {}, files, before.rows, before.seq)
     with pytest.raises(OSError):
         manifest.write(tmp_path, m, STAMP, fold=True)  # the new rows file is written, the manifest is not
-    assert m.rows == before.rows  # the writer still knows which rows file is committed
+    assert (m.rows, m.seq) == (before.rows, before.seq)  # the writer still knows what is committed
     assert len(list(tmp_path.glob("rows-*.json"))) == 2
     assert same(manifest.read(tmp_path, STAMP), before)
 
@@ -133,9 +155,9 @@ def test_a_crash_before_the_manifest_is_replaced_leaves_the_previous_commit(
 )
 def test_a_manifest_naming_anything_but_its_own_files_is_refused(tmp_path: Path, key: str, value: object) -> None:
     committed(tmp_path, table(3))
-    doc = orjson.loads((tmp_path / manifest.MANIFEST).read_bytes())
+    doc = newest_doc(tmp_path)
     doc[key] = value
-    (tmp_path / manifest.MANIFEST).write_bytes(orjson.dumps(doc))
+    (tmp_path / "manifest-1.json").write_bytes(orjson.dumps(doc))
     with pytest.raises((ValueError, OSError)):
         manifest.read(tmp_path, STAMP)
 
@@ -165,5 +187,5 @@ def test_the_same_rows_give_the_same_bytes(tmp_path: Path) -> None:
     (tmp_path / "b").mkdir()
     committed(tmp_path / "a", table(20))
     committed(tmp_path / "b", table(20))
-    for name in ("manifest.json", *(p.name for p in (tmp_path / "a").glob("rows-*"))):
+    for name in ("manifest-1.json", *(p.name for p in (tmp_path / "a").glob("rows-*"))):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()

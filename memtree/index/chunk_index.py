@@ -54,11 +54,13 @@ if TYPE_CHECKING:
 
 INDEX_FORMAT = 5  # 5: chunks carry date terms (memtree.text.dates) and the words of the headings above them
 INDEX_DIR = "index"
-MANIFEST = manifest.MANIFEST
-STAMP = {"format": f"{INDEX_FORMAT}.{manifest.LAYOUT}", "byteorder": sys.byteorder, "tokenizer": text.TOKENIZER_VERSION}
-"""What a manifest must say it was made with, or the index is rebuilt. Why the format a string: memtree
-from before the journal wrote the bare int and reads it back; this way it finds a newer manifest foreign
-and rebuilds, rather than misread it."""
+STAMP = {
+    "format": INDEX_FORMAT,
+    "layout": manifest.LAYOUT,
+    "byteorder": sys.byteorder,
+    "tokenizer": text.TOKENIZER_VERSION,
+}
+"""What a manifest must say it was made with, or the index is rebuilt."""
 RACY_NS = 2_000_000_000
 """A note modified this recently can change again without its mtime or size moving (coarse
 timestamps), so it is re-hashed on every check until it is older (git's "racily clean" case)."""
@@ -160,7 +162,7 @@ class Index:
         self.deltas: list[str] = []  # small segments of notes changed since the base, oldest first
         self.version = 0
         self.rows = ""  # the manifest's rows file, which self.files.changed is relative to (memtree.index.manifest)
-        self.committed = b""  # the manifest as this process last read or wrote it
+        self.seq, self.committed = 0, b""  # the manifest as this process last read or wrote it: number, bytes
         self.persist = True
         self.warnings: list[str] = []
         self.term_cache: dict[tuple[str, str, float], object] = {}  # IDF cache: per-term matches and df
@@ -179,7 +181,7 @@ class Index:
         except (OSError, ValueError, KeyError, TypeError):
             return False
         self.files, self.segments, self.skipped, self.base, self.deltas = m.files, segments, m.skipped, m.base, m.deltas
-        self.version, self.rows, self.committed = m.version, m.rows, m.committed
+        self.version, self.rows, self.seq, self.committed = m.version, m.rows, m.seq, m.committed
         # Why: index.max_note_bytes may have changed since: a note now under it is read again, one over it dropped.
         self.skipped = {p: v for p, v in self.skipped.items() if not (_OVER in v[2] and v[1] <= self.max_note_bytes)}
         for p in [p for p, e in self.files.items() if e.size > self.max_note_bytes]:
@@ -189,9 +191,11 @@ class Index:
         return True
 
     def _forget(self) -> None:
-        """Drop what this process holds: the next refresh builds the index anew."""
+        """Drop what this process holds: the next refresh builds the index anew, its manifest
+        numbered past any left on disk."""
         self.files, self.segments, self.skipped = FileTable(), {}, {}
         self.base, self.deltas, self.rows, self.committed = None, [], "", b""
+        self.seq = manifest.newest(self.dir)[0]
         self.term_cache.clear()
 
     def _mark_dead(self, paths: Iterable[str] | None = None) -> None:
@@ -248,7 +252,7 @@ class Index:
         try:
             ctx = store.locked(self.dir.parent / "index.lock") if self.persist else contextlib.nullcontext()
             with ctx:
-                if self.persist and manifest.committed(self.dir) != self.committed:
+                if self.persist and manifest.committed(self.dir) != (self.seq, self.committed):
                     # Another process refreshed while we waited for the lock (or the index is gone).
                     # Why even when forced: a build names its segment after the version it starts from
                     if not self.load():
@@ -601,17 +605,20 @@ class Index:
     def _commit(self, fold: bool = False) -> None:
         """Write the manifest (memtree.index.manifest); after one that started a new rows file, sweep."""
         segments = list(self.segments)
-        m = manifest.Manifest(self.version, self.base, self.deltas, segments, self.skipped, self.files, self.rows)
+        m = manifest.Manifest(
+            self.version, self.base, self.deltas, segments, self.skipped, self.files, self.rows, self.seq
+        )
         folded = manifest.write(self.dir, m, STAMP, fold)
-        self.rows, self.committed = m.rows, m.committed
+        self.rows, self.seq, self.committed = m.rows, m.seq, m.committed
         if folded:
             self._sweep()
 
     def _sweep(self) -> None:
         """Delete what no manifest names any more: older rows files, segments a killed writer left,
-        temp files and folders, the version file of earlier memtree (holding the lock, just after a
-        commit that started a new rows file; a segment this process is about to delete goes too)."""
-        keep = {MANIFEST, self.rows, *self.segments}
+        older manifests, temp files and folders, the former layout's manifest.json and version file
+        (holding the lock, just after a commit that started a new rows file; a segment this process is
+        about to delete goes too)."""
+        keep = {f"manifest-{self.seq}.json", self.rows, *self.segments}
         with contextlib.suppress(OSError):
             for name in os.listdir(self.dir):
                 if name in keep:
@@ -621,7 +628,12 @@ class Index:
                     segment_files.remove(path)
                 elif name.startswith(".seg-") and path.is_dir():  # the temp folder of a former layout's segment
                     shutil.rmtree(path, ignore_errors=True)
-                elif manifest.ROWS_NAME.fullmatch(name) or store.is_temp(name) or name == "version":
+                elif (
+                    manifest.ROWS_NAME.fullmatch(name)
+                    or manifest.MANIFEST_NAME.fullmatch(name)
+                    or name in manifest.LEGACY
+                    or store.is_temp(name)
+                ):
                     with contextlib.suppress(OSError):
                         os.unlink(path)
 
