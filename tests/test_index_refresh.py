@@ -237,6 +237,35 @@ def test_a_merge_folds_the_newest_deltas_and_an_older_one_only_once_they_outgrow
     assert_like_a_fresh_build(root, index)
 
 
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "{outside}",
+        "../secret.md",
+        "bank/../../secret.md",
+        "bank/image.png",
+        "bank/.hidden.md",
+        "tree-index.json",
+        "bank",
+    ],
+)
+def test_a_told_path_that_is_no_plain_note_has_every_note_checked_instead(
+    tree: tuple[Path, Clock, random.Random], tmp_path: Path, asked: str
+) -> None:
+    root, clock, rng = tree
+    outside = tmp_path / "secret.md"
+    write(tmp_path, "secret.md", "# 비밀\n\n- password hunter2\n", clock.tick())
+    write(root, "bank/image.png", b"\x89PNG\r\n\x1a\n not a note", clock.tick())
+    write(root, "bank/.hidden.md", "# 숨김\n\n- hidden hunter2\n", clock.tick())
+    index = Index(root, parallel=False)
+    index.refresh()
+    write(root, "bank/n1.md", note_text(rng, "n1", 2), clock.tick())  # a change the walk finds
+    report = index.refresh(paths=[asked.format(outside=outside)])
+    assert report.changed == ["bank/n1.md"]
+    assert all(p.startswith(("bank/n", "memory/", "recall/")) for p in index.files), sorted(index.files)
+    assert_like_a_fresh_build(root, index)
+
+
 class Crash(BaseException):
     """The process dies here: nothing after it reaches the disk."""
 

@@ -283,9 +283,12 @@ class Index:
 
     def _told(self, paths: list[str]) -> _Look | None:
         """``paths`` stat'ed afresh: a writer's own notes, or those a watcher's events named; one that
-        is gone, or no regular file, is left out. None when a path leads through a symlink: only the
-        walk knows where one may lead."""
+        is gone, or no regular file, is left out. None when a path is not plainly a note (absolute,
+        outside the tiers, hidden, a folder's) or leads through a symlink: only the walk knows which
+        notes such a path stands for, and where a link may lead."""
         asked = frozenset(paths)
+        if not all(map(store.note_path, asked)):
+            return None
         stat_of, note = store.stat_of, store.FileStat
         found = []
         real_root = os.path.realpath(self.root)
