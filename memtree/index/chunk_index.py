@@ -76,6 +76,7 @@ MAX_DELTAS = 6
 read again), see ``Index._merge_deltas``."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
+_SIZE = itemgetter(FileEntry._fields.index("size"))
 _OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
 TERM_CACHE_SIZE = 2048
 """Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
@@ -355,8 +356,8 @@ class Index:
         """The bytes of every note on disk (those not looked at as last indexed or skipped)."""
         total = sum(map(itemgetter(3), look.stats))
         if not look.complete:
-            asked = look.asked
-            total += sum(e.size for p, e in self.files.items() if p not in asked)
+            asked, files = look.asked, self.files
+            total += sum(map(_SIZE, files.values())) - sum(files[p].size for p in asked if p in files)
             total += sum(v[1] for p, v in self.skipped.items() if p not in asked)
         return total
 
