@@ -31,7 +31,7 @@ when they pass :func:`fold_limit`, the next write starts a new rows file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -69,9 +69,9 @@ class FileEntry(NamedTuple):
     chunks: int
 
 
-row_of = tuple.__new__
-"""``row_of(FileEntry, row)``: a FileEntry from a manifest row without NamedTuple's Python-level
-``__new__`` (5,000 of them per load); rows are checked for their length where they are read."""
+_entry = functools.partial(tuple.__new__, FileEntry)
+"""A FileEntry from a manifest row without NamedTuple's Python-level ``__new__`` (5,000 of them per
+load); rows are checked for their length where they are read."""
 
 
 class FileTable(dict[str, FileEntry]):
@@ -190,8 +190,8 @@ def _read(folder: Path, stamp: Mapping[str, Any]) -> Manifest:
     lengths = set(map(len, rows.values())) | {len(r) for r in changed.values() if r is not None}
     if lengths - {len(FileEntry._fields)}:
         raise ValueError("a manifest row has the wrong number of fields")
-    entries = {p: row_of(FileEntry, r) for p, r in rows.items()}
-    journal = {p: None if r is None else row_of(FileEntry, r) for p, r in changed.items()}
+    entries = dict(zip(rows, map(_entry, rows.values())))
+    journal = {p: None if r is None else _entry(r) for p, r in changed.items()}
     for p, e in journal.items():
         if e is None:
             entries.pop(p, None)
@@ -224,6 +224,8 @@ def write(folder: Path, m: Manifest, stamp: Mapping[str, Any], fold: bool = Fals
     fold = fold or not m.rows or len(files.changed) > fold_limit(len(files))
     old_rows = m.rows
     if fold:
+        import hashlib  # lazy: most commits write a journal alone, and a search that changes nothing none
+
         paths = sorted(files)
         rows = orjson.dumps(dict(zip(paths, map(tuple, map(files.__getitem__, paths)))))
         name = f"{ROWS_PREFIX}{m.version}-{hashlib.blake2b(rows, digest_size=8).hexdigest()}.json"
