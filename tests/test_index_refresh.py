@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from memtree.index import chunk_index, manifest
+from memtree.index import chunk_index, manifest, segment_files
 from memtree.index.chunk_index import MAX_DELTAS, Index, content_hash
 from memtree.text import terms as text
 
@@ -264,6 +264,30 @@ def test_a_told_path_that_is_no_plain_note_has_every_note_checked_instead(
     assert report.changed == ["bank/n1.md"]
     assert all(p.startswith(("bank/n", "memory/", "recall/")) for p in index.files), sorted(index.files)
     assert_like_a_fresh_build(root, index)
+
+
+def test_a_writer_never_writes_a_segment_another_writers_manifest_names(
+    tree: tuple[Path, Clock, random.Random], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a reader that loads the committed manifest must find its segments as that writer left them
+    root, clock, rng = tree
+    a, b = Index(root, parallel=False), Index(root, parallel=False)
+    a.refresh()
+    b.refresh()
+    written: list[str] = []
+    real = segment_files.write
+    monkeypatch.setattr(
+        segment_files, "write", lambda parent, name, seg: (written.append(name), real(parent, name, seg))
+    )
+    for stale in (lambda: a.refresh(), lambda: a.refresh(force=True), lambda: a.refresh(paths=["bank/n2.md"])):
+        write(root, "bank/n1.md", note_text(rng, "n1", 2), clock.tick())
+        b.refresh()  # b commits; what a holds is now older than the disk
+        write(root, "bank/n2.md", note_text(rng, "n2", 2), clock.tick())
+        named = set(manifest.read(a.dir, chunk_index.STAMP).segments)
+        written.clear()
+        stale()
+        assert written and not named & set(written), (named, written)
+    assert_like_a_fresh_build(root, a)
 
 
 class Crash(BaseException):
