@@ -14,7 +14,7 @@
    entry is among the top 5 hits).
 3. Watch visibility: a ``memtree.serve.watch.Watcher`` runs in a background thread; EDITS times a line with
    a unique word is appended to a random bank note. A second long-lived ``MemTree(OUT,
-   refresh_interval=3600)``, which never stats the notes itself, polls ``.memtree/index/version``
+   refresh_interval=3600)``, which never stats the notes itself, polls the index manifest's version
    every 5 ms, reloads the persisted index when it changes and searches the word: the edit is
    visible when that search returns the note. A whole ``memtree search`` process, watcher stopped,
    is timed once for contrast (it stats every note, so it needs no watcher).
@@ -33,6 +33,7 @@ import argparse
 import importlib.util
 import json
 import multiprocessing
+import os
 import random
 import re
 import shutil
@@ -535,10 +536,14 @@ def bench_add(out: Path, adds: int, maker: FactMaker, rng: random.Random, report
 # --- 3. watch ---------------------------------------------------------------------------
 
 
-def read_version(path: Path) -> str:
+def read_version(folder: Path) -> str:
+    """The version the newest index manifest in ``folder`` names ("" when it cannot be read): the
+    highest ``manifest-<n>.json``, or ``manifest.json`` of a checkout from before those."""
     try:
-        return path.read_text()
-    except OSError:
+        numbered = [(int(m[1]), m[0]) for n in os.listdir(folder) if (m := re.fullmatch(r"manifest-(\d+)\.json", n))]
+        name = max(numbered)[1] if numbered else "manifest.json"
+        return str(json.loads((folder / name).read_bytes())["version"])
+    except (OSError, ValueError, KeyError, TypeError):
         return ""
 
 
@@ -568,7 +573,7 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
 
     reader = MemTree(out, refresh_interval=3600)
     reader.search("회의 일정")  # loads the index; from now on it never stats the notes itself
-    version_file = out / ".memtree" / "index" / "version"
+    version_file = out / ".memtree" / "index"
     notes = synth_notes(out)
     progress(f"{edits} edits under the watcher")
     found_s: list[float] = []
@@ -646,7 +651,8 @@ def bench_watch(out: Path, edits: int, rng: random.Random, report: Report) -> No
     )
     print(
         f"\nThe reader is a long-lived `MemTree(OUT, refresh_interval=3600)` that never stats the notes itself: it"
-        f" polls `.memtree/index/version` every {POLL_S * 1000:g} ms, reloads the persisted index when it changes"
+        f" polls the version of the newest `.memtree/index/manifest-N.json` every {POLL_S * 1000:g} ms, reloads"
+        " the persisted index when it changes"
         f" (`mt.state.index.load()`, {fmt(stats_ms(reload_s)['mean'], 1)} ms mean) and searches the new word, so"
         f" the time is the watcher's (debounce {watcher_debounce()} and its refresh) plus at most one poll. Watcher:"
         f" {watcher.actions} actions logged, {len(errors)} errors/warnings,"

@@ -200,3 +200,26 @@ def test_atomic_write_keeps_the_replaced_files_mode_and_gives_new_files_the_usua
     finally:
         os.umask(old_mask)
     assert fresh.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("bank/identity/가치관.md", True),
+        ("memory/2026-11-28.md", True),
+        ("recall/hot.markdown", True),
+        ("bank/x.png", False),
+        ("bank", False),
+        ("notes/x.md", False),
+        ("tree-index.json", False),
+        ("/etc/passwd.md", False),
+        ("bank/../../x.md", False),
+        ("bank/./x.md", False),
+        ("bank//x.md", False),
+        ("bank/.hidden/x.md", False),
+        ("bank/_archive/old.md", False),
+        ("bank/x.md~", False),
+    ],
+)
+def test_a_note_path_has_the_shape_of_a_note_the_walk_lists(rel: str, expected: bool) -> None:
+    assert store.note_path(rel) is expected

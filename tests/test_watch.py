@@ -131,7 +131,7 @@ def indexed_as_on_disk(root: Path, rel: str) -> bool:
         ("bank/image.png", False),
         (".git/index", False),
         (".git/refs/heads/main.md", False),
-        (".memtree/index/version", False),
+        (".memtree/index/manifest.json", False),
         (".memtree/watch.json", False),
         ("README.md", False),
         ("conflicts.json", False),
@@ -165,13 +165,12 @@ def test_relevant_accepts_a_root_given_through_a_symlink(tmp_path: Path) -> None
 def test_an_edit_is_re_indexed_with_one_log_line(sample_root: Path) -> None:
     rel = "bank/project/rules.md"
     note = sample_root / rel
-    version_file = sample_root / ".memtree/index/version"
     with watching(sample_root) as (watcher, log):
-        version = int(version_file.read_text())
+        version = persisted(sample_root).version
         bump(note, note.read_text(encoding="utf-8") + "\n- 화요일에는 배포 대신 회고를 한다\n")
         log.wait(f"re-indexed {rel}")
         wait_for(lambda: indexed_as_on_disk(sample_root, rel), "the persisted index to hold the edit")
-        assert int(version_file.read_text()) > version
+        assert persisted(sample_root).version > version
         assert log.actions() == [f"re-indexed {rel}"]
         assert watcher.actions == 1
     hits = MemTree(sample_root).search("화요일 회고", tier="bank").hits

@@ -72,6 +72,19 @@ def ignored(name: str) -> bool:
     return name.startswith(_IGNORED_PREFIXES) or name.endswith(_IGNORED_SUFFIXES) or name == ARCHIVE_DIR
 
 
+def note_path(rel: str) -> bool:
+    """Whether ``rel`` (root-relative, POSIX) has the shape of a note :func:`walk` lists: in a tier,
+    with a note suffix, no part empty, ``.``, ``..``, hidden or otherwise ignored. Only the name is
+    looked at: where a symlink on the way leads is the caller's to check."""
+    parts = rel.split("/")
+    return (
+        len(parts) > 1
+        and parts[0] in TIERS
+        and rel.endswith(NOTE_SUFFIXES)
+        and not any(p in ("", ".", "..") or ignored(p) for p in parts)
+    )
+
+
 class Listings:
     """Folders' notes and subfolders as :func:`walk` last listed them, reused while a folder is unchanged.
 
