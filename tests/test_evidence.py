@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -197,6 +198,10 @@ def _adjacency(chunk: str, qterms: list[str], judged: evidence.Weights, lift: li
         ("노아노아방주", 1.0),  # one compound holds both
         ("노아는 떠났다. 방주는 남았다", 0.0),  # a sentence ends between them
         ("노아\n방주", 0.0),  # so does a line
+        ("노아  \t방주", 1.0),  # one gap, however wide
+        ("노아 옛 방주", 1.0),  # one word between
+        ("노아 옛 큰 방주", 0.0),  # two words between
+        ("노아 \n 방주", 0.0),
         ("", 0.0),
     ],
 )
@@ -234,6 +239,16 @@ def test_adjacency_never_exceeds_what_the_words_held_allow(words: list[str]) -> 
     chunk = "".join(words)
     for strengths in ([1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [0.0, 0.7, 0.7]):
         assert 0.0 <= paired.adjacency(chunk, qterms, strengths) <= paired.possible(strengths) <= 1.0
+
+
+@given(st.text(alphabet="ab가 \t\n\u3000.?!。", max_size=24), st.data())
+def test_side_by_side_counts_the_gaps_between_two_places(low: str, data: st.DataObject) -> None:
+    # the rule in plain words: at most two runs of spaces, none with a line break, and no sentence end
+    lo = data.draw(st.integers(0, len(low)))
+    hi = data.draw(st.integers(lo, len(low)))
+    gaps = re.findall(r"\s+", low[lo:hi])
+    plain = len(gaps) <= 2 and not any("\n" in gap for gap in gaps) and not re.search(r"[.?!。？！]\s", low[lo:hi])
+    assert evidence._side_by_side(low, lo, hi) == plain
 
 
 def test_the_paragraph_saying_the_words_together_ranks_first(make_root: Callable[..., Path]) -> None:
