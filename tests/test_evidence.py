@@ -57,6 +57,24 @@ def test_a_missing_name_still_counts_against_the_clause() -> None:
     assert judged.coverage([0.0 if q == "노무현" else 1.0 for q in qterms]) < 0.5
 
 
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5]), min_size=1, max_size=8).flatmap(
+        lambda weights: st.tuples(
+            st.just(weights),
+            st.lists(st.lists(st.integers(0, len(weights) - 1), min_size=1, max_size=5, unique=True), max_size=4),
+            st.lists(st.sampled_from([0.0, 0.3, 0.7, 1.0]), min_size=len(weights), max_size=len(weights)),
+        )
+    )
+)
+def test_coverage_is_the_formula_over_every_clause(case: tuple[list[float], list[list[int]], list[float]]) -> None:
+    # Why: coverage reads only the clauses a matched term is in; every other clause's share is 0
+    weights, clauses, strengths = case
+    judged = evidence.Weights(tuple(weights), tuple(map(tuple, clauses)))
+    weighed = [c for c in clauses if sum(weights[i] for i in c) > 0]  # a clause of no weight judges nothing
+    shares = [sum(weights[i] * strengths[i] for i in c) / sum(weights[i] for i in c) for c in weighed]
+    assert judged.coverage(strengths) == max(shares, default=0.0)
+
+
 @given(st.lists(st.integers(min_value=0, max_value=50), min_size=1, max_size=200))
 def test_a_long_query_keeps_its_rarest_present_terms_in_query_order(dfs: list[int]) -> None:
     qterms = [f"w{i}" for i in range(len(dfs))]

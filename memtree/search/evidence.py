@@ -24,10 +24,10 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from operator import mul
+from operator import itemgetter, mul
 
 from memtree.text import date_terms as dates
 from memtree.text import terms as text
@@ -133,6 +133,9 @@ class Weights:
     whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
     # per clause with any weight: its terms' weights and indexes, and its total weight
     weighed: tuple[tuple[tuple[float, ...], tuple[int, ...], float], ...] = field(init=False, repr=False)
+    # per query term, the weighed clauses holding it; per weighed clause, what reads its terms' strengths
+    _touching: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    _gather: tuple[Callable[[Sequence[float]], tuple[float, ...]], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         w = self.weights
@@ -141,18 +144,39 @@ class Weights:
             total = sum(w[i] for i in clause)
             if total > 0:
                 weighed.append((tuple(w[i] for i in clause), clause, total))
+        touching: list[list[int]] = [[] for _ in w]
+        for c, (_, clause, _) in enumerate(weighed):
+            for i in clause:
+                touching[i].append(c)
         object.__setattr__(self, "weighed", tuple(weighed))
+        object.__setattr__(self, "_touching", tuple(map(tuple, touching)))
+        object.__setattr__(self, "_gather", tuple(_gatherer(clause) for _, clause, _ in weighed))
 
     def coverage(self, strengths: Sequence[float]) -> float:
         """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
         if self.whole:  # a plain question: one weighted share
             return sum(map(mul, self.weights, strengths)) / self.whole
+        # Why only the clauses a matched term is in: a chunk holds few words of a long message, and a
+        # clause it holds none of has a share of 0
+        touched: set[int] = set()
+        touching = self._touching
+        for i in itertools.compress(range(len(touching)), strengths):
+            touched.update(touching[i])
         best = 0.0
-        for w, clause, total in self.weighed:
-            got = sum(map(mul, w, map(strengths.__getitem__, clause))) / total
+        weighed, gather = self.weighed, self._gather
+        for c in touched:
+            got = sum(map(mul, weighed[c][0], gather[c](strengths))) / weighed[c][2]
             if got > best:
                 best = got
         return best
+
+
+def _gatherer(clause: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
+    """What reads a clause's terms' strengths, in the clause's order, from a row of all of them."""
+    if len(clause) == 1:
+        only = clause[0]
+        return lambda strengths: (strengths[only],)
+    return itemgetter(*clause)
 
 
 def weigh(
@@ -208,7 +232,11 @@ class Pairs:
         """The most adjacency a chunk can have before its text is read: a pair needs both its words."""
         if not self.total:
             return 1.0
-        return sum(w for a, b, w in self.pairs if strengths[a] and strengths[b]) / self.total
+        held = 0.0  # added in the order adjacency adds, so a chunk with every pair side by side reaches it exactly
+        for a, b, w in self.pairs:
+            if strengths[a] and strengths[b]:
+                held += w
+        return held / self.total
 
     def adjacency(self, chunk_text: str, qterms: Sequence[str], strengths: Sequence[float]) -> float:
         """The weighted share of the pairs that stand side by side in the chunk (1.0 with no pair to judge).
