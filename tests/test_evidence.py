@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -267,6 +268,30 @@ def test_side_by_side_counts_the_gaps_between_two_places(low: str, data: st.Data
     gaps = re.findall(r"\s+", low[lo:hi])
     plain = len(gaps) <= 2 and not any("\n" in gap for gap in gaps) and not re.search(r"[.?!。？！]\s", low[lo:hi])
     assert evidence._side_by_side(low, lo, hi) == plain
+
+
+def test_casefold_leaves_hangul_spaces_and_sentence_marks_as_they_are_and_makes_none() -> None:
+    # Why: adjacency reads a chunk in NFC alone, without casefold, when every word it looks for is Hangul
+    kept = re.compile(r"[\s.?!。？！\uac00-\ud7a3\u3130-\u318f]")
+    for c in map(chr, range(0x110000)):
+        folded = c.casefold()
+        if folded != c:
+            assert folded and not kept.match(c) and not kept.search(folded), hex(ord(c))
+
+
+@given(
+    st.lists(
+        st.sampled_from(["노아", "방주", "의", "는", "İ", "ß", "A", "x", " ", ". ", "\n", "ᄀ", "방"]), max_size=20
+    )
+)
+def test_hangul_words_stand_where_casefold_would_put_them(words: list[str]) -> None:
+    qterms, judged = _judged("노아의 방주 방")
+    paired = evidence.pairs(qterms, judged)
+    assert paired.hangul
+    chunk = unicodedata.normalize("NFD", "".join(words))
+    held = [1.0] * len(qterms)
+    casefolded = evidence.Pairs(paired.pairs, paired.total)  # not taken as Hangul: the text is casefolded
+    assert paired.adjacency(chunk, qterms, held) == casefolded.adjacency(chunk, qterms, held)
 
 
 def test_the_paragraph_saying_the_words_together_ranks_first(make_root: Callable[..., Path]) -> None:

@@ -24,6 +24,7 @@ import bisect
 import functools
 import itertools
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -227,6 +228,7 @@ class Pairs:
 
     pairs: tuple[tuple[int, int, float], ...] = ()
     total: float = 0.0
+    hangul: bool = False  # every pair's words are written in Hangul alone, which casefold leaves as they are
 
     def possible(self, strengths: Sequence[float]) -> float:
         """The most adjacency a chunk can have before its text is read: a pair needs both its words."""
@@ -249,19 +251,22 @@ class Pairs:
         if not self.total:
             return 1.0
         low = ""
-        found: dict[int, list[int]] = {}
-
-        def where(i: int) -> list[int]:  # each word's places looked up once per chunk
-            if i not in found:
-                found[i] = _occurrences(low, qterms[i])
-            return found[i]
-
+        found: dict[int, list[int]] = {}  # each word's places, looked up once per chunk
         near = 0.0
         for a, b, w in self.pairs:
             if not (strengths[a] and strengths[b]):
                 continue
-            low = low or text.normalize(chunk_text)
-            at_a, at_b = where(a), where(b)
+            if not low:
+                # Why NFC alone for Hangul words: casefold changes no Hangul letter, space or sentence mark
+                # and makes none (tests/test_evidence.py asks every character), so where they stand and what
+                # stands between them read the same, and casefolding a Korean paragraph costs more than the rest
+                low = unicodedata.normalize("NFC", chunk_text) if self.hangul else text.normalize(chunk_text)
+            at_a = found.get(a)
+            if at_a is None:
+                at_a = found[a] = _occurrences(low, qterms[a])
+            at_b = found.get(b)
+            if at_b is None:
+                at_b = found[b] = _occurrences(low, qterms[b])
             if at_a and at_b and _any_side_by_side(low, at_a, at_b):
                 near += w
         return near / self.total
@@ -274,17 +279,24 @@ def pairs(qterms: Sequence[str], judged: Weights, lift: Sequence[float] | None =
     for clause in judged.clauses:
         asked = [i for i in clause if w[i] > 0 and qterms[i][0] != "@" and (lift is None or lift[i] >= 1.0)]
         out.extend((a, b, min(w[a], w[b])) for a, b in itertools.pairwise(asked))
-    return Pairs(tuple(out), sum(weight for _, _, weight in out))
+    hangul = all(_HANGUL_WORD.fullmatch(qterms[i]) for a, b, _ in out for i in (a, b))
+    return Pairs(tuple(out), sum(weight for _, _, weight in out), hangul)
+
+
+# a word that starts with a Hangul syllable and holds Hangul letters alone (compatibility jamo too)
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3][\uac00-\ud7a3\u3130-\u318f]*")
 
 
 def _occurrences(low: str, term: str) -> list[int]:
     """Where a term stands in a chunk's normalized text, in order: a Hangul stem of two syllables or more
     anywhere (its particles and its compounds follow or precede it), any other term where a word starts —
     after a space or a mark, or where the script changes (``2017년``, ``notion에``)."""
+    at = low.find(term)
+    if at < 0:
+        return []
     hangul = text.is_hangul(term)
     anywhere = hangul and len(term) >= 2
     out = []
-    at = low.find(term)
     while at >= 0:
         if anywhere or at == 0:
             out.append(at)
