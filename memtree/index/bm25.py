@@ -68,14 +68,19 @@ class Scored:
     def strengths(self, refs: Sequence[ChunkRef]) -> list[list[float]]:
         """Per chunk, each query term's match strength: its strongest kind of match, weighted."""
         partial, infix = self.partial, self.infix
-        table = []
-        for si, d in refs:
-            row = []
-            for per_segment in self.matches:
+        table = [[0.0] * len(self.matches) for _ in refs]
+        rows: dict[int, dict[int, list[float]]] = {}  # segment → chunk → its row
+        for (si, d), row in zip(refs, table):
+            rows.setdefault(si, {})[d] = row
+        for si, by_chunk in rows.items():
+            # Why term by term: a chunk holds few of a query's terms, and one set intersection per term
+            # finds the chunks asked about that hold it
+            for qi, per_segment in enumerate(self.matches):
                 acc, exact, weak = per_segment[si]
-                # exact ⊆ acc and weak ⊆ acc: most terms match a chunk not at all, found by one lookup
-                row.append(0.0 if d not in acc else EXACT if d in exact else infix if d in weak else partial)
-            table.append(row)
+                for d in by_chunk.keys() & acc.keys():  # exact ⊆ acc and weak ⊆ acc
+                    by_chunk[d][qi] = EXACT if d in exact else infix if d in weak else partial
+        if len(refs) > sum(map(len, rows.values())):  # a chunk asked about twice: each row its own copy
+            return [list(rows[si][d]) for si, d in refs]
         return table
 
     def raw(self, ref: ChunkRef) -> float:
