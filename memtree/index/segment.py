@@ -175,9 +175,14 @@ class Segment:
         offsets, post_doc, post_tf, live = self.offsets, self.post_doc, self.post_tf, self.live
         check = self.n_live != len(self.doc_len)
         has_infix = any(kind is Match.INFIX for *_, kind in ranges)
+        # Why one int object per chunk: a search's dicts and sets are all keyed by chunk, and a lookup
+        # that finds the very object it looks for skips comparing two equal ints
+        chunk = self.__dict__.get("_chunk_ids")
+        if chunk is None:
+            chunk = self.__dict__["_chunk_ids"] = list(range(len(self.doc_len)))
         for lo, hi, w, kind in ranges:
             s, e = offsets[lo], offsets[hi]
-            docs = post_doc[s:e]
+            docs = list(map(chunk.__getitem__, post_doc[s:e]))
             get = acc.get
             if kind is Match.EXACT:
                 exact.update(docs)
