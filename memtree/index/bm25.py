@@ -128,7 +128,7 @@ class Scored:
         blend = Blend.of(tree_weight, bm25_weight, top_bm, [st.idf for st in self.stats])
         keywords: list[dict[int, float]] = []  # [segment] chunk → keyword blend
         for si, seg in enumerate(segments):
-            ok, scores, starts = allowed[si], self.scores[si], seg.file_start
+            ok, scores, starts, ids = allowed[si], self.scores[si], seg.file_start, seg.chunk_ids()
             keyword = blend.unrouted(scores)
             if len(ok) != len(seg.files):  # some notes are not searched: their chunks leave
                 doc_file = seg.doc_file
@@ -138,7 +138,7 @@ class Scored:
                 if f not in ok:
                     continue
                 # a routed note lifts each chunk by the share of the query the chunk itself holds
-                lifted = blend.routed(scores, self.held[si], range(starts[f], starts[f + 1]), route)
+                lifted = blend.routed(scores, self.held[si], ids[starts[f] : starts[f + 1]], route)
                 if lifted:
                     keyword.update(lifted)
                 else:  # the tree's parent fallback routes to notes by category alone: their first chunk
