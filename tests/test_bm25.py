@@ -44,6 +44,17 @@ def strength_of(scored: bm25.Scored, term: int, doc: int, seg: int = 0) -> float
     return scored.strengths([(seg, doc)])[0][term]
 
 
+def test_a_batch_of_chunks_gets_the_strengths_each_gets_alone() -> None:
+    # Why: strengths are found term by term over the whole batch; two segments, a repeat, any order
+    segments = [segment_of(CORPUS), segment_of(["배포 절차", "무중단배포", "cherry 배포를"], "bank/b.md")]
+    scored = bm25.score(segments, ["cherry", "배포", "walnut", "absent"], infix=0.5)
+    refs = [(1, 2), (0, 3), (1, 1), (0, 0), (0, 3), (1, 0), (0, 6)]
+    table = scored.strengths(refs)
+    assert table == [scored.strengths([ref])[0] for ref in refs]
+    assert table[1] is not table[4]  # a chunk asked about twice gets two rows
+    assert table[0] == [EXACT, EXACT, 0.0, 0.0] and table[2] == [0.0, 0.5, 0.0, 0.0]  # 무중단배포: infix
+
+
 def test_vocabulary_is_exact_tokens() -> None:
     # the premise of the comparison below: every word is its own term and no word prefixes another
     assert [t for w in VOCAB for t in text.terms(w)] == VOCAB

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,6 +56,24 @@ def test_a_missing_name_still_counts_against_the_clause() -> None:
     idfs = [7.0 if q == "노무현" else 2.0 for q in qterms]
     judged = evidence.weigh(query, qterms, idfs, dfs)
     assert judged.coverage([0.0 if q == "노무현" else 1.0 for q in qterms]) < 0.5
+
+
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.5]), min_size=1, max_size=8).flatmap(
+        lambda weights: st.tuples(
+            st.just(weights),
+            st.lists(st.lists(st.integers(0, len(weights) - 1), min_size=1, max_size=5, unique=True), max_size=4),
+            st.lists(st.sampled_from([0.0, 0.3, 0.7, 1.0]), min_size=len(weights), max_size=len(weights)),
+        )
+    )
+)
+def test_coverage_is_the_formula_over_every_clause(case: tuple[list[float], list[list[int]], list[float]]) -> None:
+    # Why: coverage reads only the clauses a matched term is in; every other clause's share is 0
+    weights, clauses, strengths = case
+    judged = evidence.Weights(tuple(weights), tuple(map(tuple, clauses)))
+    weighed = [c for c in clauses if sum(weights[i] for i in c) > 0]  # a clause of no weight judges nothing
+    shares = [sum(weights[i] * strengths[i] for i in c) / sum(weights[i] for i in c) for c in weighed]
+    assert judged.coverage(strengths) == max(shares, default=0.0)
 
 
 @given(st.lists(st.integers(min_value=0, max_value=50), min_size=1, max_size=200))
@@ -231,6 +251,10 @@ def _adjacency(chunk: str, qterms: list[str], judged: evidence.Weights, lift: li
         ("노아노아방주", 1.0),  # one compound holds both
         ("노아는 떠났다. 방주는 남았다", 0.0),  # a sentence ends between them
         ("노아\n방주", 0.0),  # so does a line
+        ("노아  \t방주", 1.0),  # one gap, however wide
+        ("노아 옛 방주", 1.0),  # one word between
+        ("노아 옛 큰 방주", 0.0),  # two words between
+        ("노아 \n 방주", 0.0),
         ("", 0.0),
     ],
 )
@@ -268,6 +292,40 @@ def test_adjacency_never_exceeds_what_the_words_held_allow(words: list[str]) -> 
     chunk = "".join(words)
     for strengths in ([1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [0.0, 0.7, 0.7]):
         assert 0.0 <= paired.adjacency(chunk, qterms, strengths) <= paired.possible(strengths) <= 1.0
+
+
+@given(st.text(alphabet="ab가 \t\n\u3000.?!。", max_size=24), st.data())
+def test_side_by_side_counts_the_gaps_between_two_places(low: str, data: st.DataObject) -> None:
+    # the rule in plain words: at most two runs of spaces, none with a line break, and no sentence end
+    lo = data.draw(st.integers(0, len(low)))
+    hi = data.draw(st.integers(lo, len(low)))
+    gaps = re.findall(r"\s+", low[lo:hi])
+    plain = len(gaps) <= 2 and not any("\n" in gap for gap in gaps) and not re.search(r"[.?!。？！]\s", low[lo:hi])
+    assert evidence._side_by_side(low, lo, hi) == plain
+
+
+def test_casefold_leaves_hangul_spaces_and_sentence_marks_as_they_are_and_makes_none() -> None:
+    # Why: adjacency reads a chunk in NFC alone, without casefold, when every word it looks for is Hangul
+    kept = re.compile(r"[\s.?!。？！\uac00-\ud7a3\u3130-\u318f]")
+    for c in map(chr, range(0x110000)):
+        folded = c.casefold()
+        if folded != c:
+            assert folded and not kept.match(c) and not kept.search(folded), hex(ord(c))
+
+
+@given(
+    st.lists(
+        st.sampled_from(["노아", "방주", "의", "는", "İ", "ß", "A", "x", " ", ". ", "\n", "ᄀ", "방"]), max_size=20
+    )
+)
+def test_hangul_words_stand_where_casefold_would_put_them(words: list[str]) -> None:
+    qterms, judged = _judged("노아의 방주 방")
+    paired = evidence.pairs(qterms, judged)
+    assert paired.hangul
+    chunk = unicodedata.normalize("NFD", "".join(words))
+    held = [1.0] * len(qterms)
+    casefolded = evidence.Pairs(paired.pairs, paired.total)  # not taken as Hangul: the text is casefolded
+    assert paired.adjacency(chunk, qterms, held) == casefolded.adjacency(chunk, qterms, held)
 
 
 def test_the_paragraph_saying_the_words_together_ranks_first(make_root: Callable[..., Path]) -> None:

@@ -68,14 +68,19 @@ class Scored:
     def strengths(self, refs: Sequence[ChunkRef]) -> list[list[float]]:
         """Per chunk, each query term's match strength: its strongest kind of match, weighted."""
         partial, infix = self.partial, self.infix
-        table = []
-        for si, d in refs:
-            row = []
-            for per_segment in self.matches:
+        table = [[0.0] * len(self.matches) for _ in refs]
+        rows: dict[int, dict[int, list[float]]] = {}  # segment → chunk → its row
+        for (si, d), row in zip(refs, table):
+            rows.setdefault(si, {})[d] = row
+        for si, by_chunk in rows.items():
+            # Why term by term: a chunk holds few of a query's terms, and one set intersection per term
+            # finds the chunks asked about that hold it
+            for qi, per_segment in enumerate(self.matches):
                 acc, exact, weak = per_segment[si]
-                # exact ⊆ acc and weak ⊆ acc: most terms match a chunk not at all, found by one lookup
-                row.append(0.0 if d not in acc else EXACT if d in exact else infix if d in weak else partial)
-            table.append(row)
+                for d in by_chunk.keys() & acc.keys():  # exact ⊆ acc and weak ⊆ acc
+                    by_chunk[d][qi] = EXACT if d in exact else infix if d in weak else partial
+        if len(refs) > sum(map(len, rows.values())):  # a chunk asked about twice: each row its own copy
+            return [list(rows[si][d]) for si, d in refs]
         return table
 
     def raw(self, ref: ChunkRef) -> float:
@@ -123,7 +128,7 @@ class Scored:
         blend = Blend.of(tree_weight, bm25_weight, top_bm, [st.idf for st in self.stats])
         keywords: list[dict[int, float]] = []  # [segment] chunk → keyword blend
         for si, seg in enumerate(segments):
-            ok, scores, starts = allowed[si], self.scores[si], seg.file_start
+            ok, scores, starts, ids = allowed[si], self.scores[si], seg.file_start, seg.chunk_ids()
             keyword = blend.unrouted(scores)
             if len(ok) != len(seg.files):  # some notes are not searched: their chunks leave
                 doc_file = seg.doc_file
@@ -133,7 +138,7 @@ class Scored:
                 if f not in ok:
                     continue
                 # a routed note lifts each chunk by the share of the query the chunk itself holds
-                lifted = blend.routed(scores, self.held[si], range(starts[f], starts[f + 1]), route)
+                lifted = blend.routed(scores, self.held[si], ids[starts[f] : starts[f + 1]], route)
                 if lifted:
                     keyword.update(lifted)
                 else:  # the tree's parent fallback routes to notes by category alone: their first chunk

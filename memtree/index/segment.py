@@ -165,6 +165,17 @@ class Segment:
         """Where a chunk is: its note's path and its lines."""
         return Location(self.files[self.doc_file[doc]], self.doc_start[doc], self.doc_end[doc])
 
+    def chunk_ids(self) -> list[int]:
+        """Chunk number → one int object for it, the same every time (made on first use).
+
+        Why: a search's dicts and sets are all keyed by chunk, and a lookup that finds the very
+        object it looks for skips comparing two equal ints.
+        """
+        ids = self.__dict__.get("_chunk_ids")
+        if ids is None:
+            ids = self.__dict__["_chunk_ids"] = list(range(len(self.doc_len)))
+        return ids
+
     def soft_tf(self, ranges: list[tuple[int, int, float, Match]]) -> tuple[dict[int, float], set[int], set[int]]:
         """Soft term frequency per live chunk for one query term, the chunks matching exactly, and
         the chunks matching only inside a compound (infix)."""
@@ -175,9 +186,10 @@ class Segment:
         offsets, post_doc, post_tf, live = self.offsets, self.post_doc, self.post_tf, self.live
         check = self.n_live != len(self.doc_len)
         has_infix = any(kind is Match.INFIX for *_, kind in ranges)
+        chunk = self.chunk_ids()
         for lo, hi, w, kind in ranges:
             s, e = offsets[lo], offsets[hi]
-            docs = post_doc[s:e]
+            docs = list(map(chunk.__getitem__, post_doc[s:e]))
             get = acc.get
             if kind is Match.EXACT:
                 exact.update(docs)

@@ -26,10 +26,11 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from operator import mul
+from operator import itemgetter, mul
 
 from memtree.text import date_terms as dates
 from memtree.text import terms as text
@@ -145,6 +146,9 @@ class Weights:
     whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
     # per clause with any weight: its terms' weights and indexes, and its total weight
     weighed: tuple[tuple[tuple[float, ...], tuple[int, ...], float], ...] = field(init=False, repr=False)
+    # per query term, the weighed clauses holding it; per weighed clause, what reads its terms' strengths
+    _touching: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    _gather: tuple[Callable[[Sequence[float]], tuple[float, ...]], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         w = self.weights
@@ -153,18 +157,39 @@ class Weights:
             total = sum(w[i] for i in clause)
             if total > 0:
                 weighed.append((tuple(w[i] for i in clause), clause, total))
+        touching: list[list[int]] = [[] for _ in w]
+        for c, (_, clause, _) in enumerate(weighed):
+            for i in clause:
+                touching[i].append(c)
         object.__setattr__(self, "weighed", tuple(weighed))
+        object.__setattr__(self, "_touching", tuple(map(tuple, touching)))
+        object.__setattr__(self, "_gather", tuple(_gatherer(clause) for _, clause, _ in weighed))
 
     def coverage(self, strengths: Sequence[float]) -> float:
         """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
         if self.whole:  # a plain question: one weighted share
             return sum(map(mul, self.weights, strengths)) / self.whole
+        # Why only the clauses a matched term is in: a chunk holds few words of a long message, and a
+        # clause it holds none of has a share of 0
+        touched: set[int] = set()
+        touching = self._touching
+        for i in itertools.compress(range(len(touching)), strengths):
+            touched.update(touching[i])
         best = 0.0
-        for w, clause, total in self.weighed:
-            got = sum(map(mul, w, map(strengths.__getitem__, clause))) / total
+        weighed, gather = self.weighed, self._gather
+        for c in touched:
+            got = sum(map(mul, weighed[c][0], gather[c](strengths))) / weighed[c][2]
             if got > best:
                 best = got
         return best
+
+
+def _gatherer(clause: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
+    """What reads a clause's terms' strengths, in the clause's order, from a row of all of them."""
+    if len(clause) == 1:
+        only = clause[0]
+        return lambda strengths: (strengths[only],)
+    return itemgetter(*clause)
 
 
 def weigh(
@@ -199,7 +224,8 @@ def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -
     return [qterms[i] for i in keep]
 
 
-_GAP = re.compile(r"\s+")
+# at most two gaps between words, none a line break: words side by side, or one word apart
+_NEAR = re.compile(r"\S*(?:[^\S\n]+\S*){0,2}")
 _SENTENCE_END = re.compile(r"[.?!。？！]\s")
 
 
@@ -216,12 +242,17 @@ class Pairs:
 
     pairs: tuple[tuple[int, int, float], ...] = ()
     total: float = 0.0
+    hangul: bool = False  # every pair's words are written in Hangul alone, which casefold leaves as they are
 
     def possible(self, strengths: Sequence[float]) -> float:
         """The most adjacency a chunk can have before its text is read: a pair needs both its words."""
         if not self.total:
             return 1.0
-        return sum(w for a, b, w in self.pairs if strengths[a] and strengths[b]) / self.total
+        held = 0.0  # added in the order adjacency adds, so a chunk with every pair side by side reaches it exactly
+        for a, b, w in self.pairs:
+            if strengths[a] and strengths[b]:
+                held += w
+        return held / self.total
 
     def adjacency(self, chunk_text: str, qterms: Sequence[str], strengths: Sequence[float]) -> float:
         """The weighted share of the pairs that stand side by side in the chunk (1.0 with no pair to judge).
@@ -234,19 +265,22 @@ class Pairs:
         if not self.total:
             return 1.0
         low = ""
-        found: dict[int, list[int]] = {}
-
-        def where(i: int) -> list[int]:  # each word's places looked up once per chunk
-            if i not in found:
-                found[i] = _occurrences(low, qterms[i])
-            return found[i]
-
+        found: dict[int, list[int]] = {}  # each word's places, looked up once per chunk
         near = 0.0
         for a, b, w in self.pairs:
             if not (strengths[a] and strengths[b]):
                 continue
-            low = low or text.normalize(chunk_text)
-            at_a, at_b = where(a), where(b)
+            if not low:
+                # Why NFC alone for Hangul words: casefold changes no Hangul letter, space or sentence mark
+                # and makes none (tests/test_evidence.py asks every character), so where they stand and what
+                # stands between them read the same, and casefolding a Korean paragraph costs more than the rest
+                low = unicodedata.normalize("NFC", chunk_text) if self.hangul else text.normalize(chunk_text)
+            at_a = found.get(a)
+            if at_a is None:
+                at_a = found[a] = _occurrences(low, qterms[a])
+            at_b = found.get(b)
+            if at_b is None:
+                at_b = found[b] = _occurrences(low, qterms[b])
             if at_a and at_b and _any_side_by_side(low, at_a, at_b):
                 near += w
         return near / self.total
@@ -259,17 +293,24 @@ def pairs(qterms: Sequence[str], judged: Weights, lift: Sequence[float] | None =
     for clause in judged.clauses:
         asked = [i for i in clause if w[i] > 0 and qterms[i][0] != "@" and (lift is None or lift[i] >= 1.0)]
         out.extend((a, b, min(w[a], w[b])) for a, b in itertools.pairwise(asked))
-    return Pairs(tuple(out), sum(weight for _, _, weight in out))
+    hangul = all(_HANGUL_WORD.fullmatch(qterms[i]) for a, b, _ in out for i in (a, b))
+    return Pairs(tuple(out), sum(weight for _, _, weight in out), hangul)
+
+
+# a word that starts with a Hangul syllable and holds Hangul letters alone (compatibility jamo too)
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3][\uac00-\ud7a3\u3130-\u318f]*")
 
 
 def _occurrences(low: str, term: str) -> list[int]:
     """Where a term stands in a chunk's normalized text, in order: a Hangul stem of two syllables or more
     anywhere (its particles and its compounds follow or precede it), any other term where a word starts —
     after a space or a mark, or where the script changes (``2017년``, ``notion에``)."""
+    at = low.find(term)
+    if at < 0:
+        return []
     hangul = text.is_hangul(term)
     anywhere = hangul and len(term) >= 2
     out = []
-    at = low.find(term)
     while at >= 0:
         if anywhere or at == 0:
             out.append(at)
@@ -296,8 +337,8 @@ def _any_side_by_side(low: str, at_a: list[int], at_b: list[int]) -> bool:
 def _side_by_side(low: str, lo: int, hi: int) -> bool:
     """Whether the words at offsets ``lo`` < ``hi`` are the same word, neighbours, or one word apart, in
     one sentence of one line."""
-    gaps = _GAP.findall(low, lo, hi)
-    return len(gaps) <= 2 and not any("\n" in gap for gap in gaps) and not _SENTENCE_END.search(low, lo, hi)
+    # Why one match from lo: it stops at a third gap or a line break, so words far apart cost a few words' scan
+    return _NEAR.fullmatch(low, lo, hi) is not None and not _SENTENCE_END.search(low, lo, hi)
 
 
 _QUESTION_END = re.compile(r"[?？]\s*$")
