@@ -293,12 +293,9 @@ def pairs(qterms: Sequence[str], judged: Weights, lift: Sequence[float] | None =
     for clause in judged.clauses:
         asked = [i for i in clause if w[i] > 0 and qterms[i][0] != "@" and (lift is None or lift[i] >= 1.0)]
         out.extend((a, b, min(w[a], w[b])) for a, b in itertools.pairwise(asked))
-    hangul = all(_HANGUL_WORD.fullmatch(qterms[i]) for a, b, _ in out for i in (a, b))
+    # a term that starts with a Hangul syllable holds Hangul alone: the tokenizer cuts words where the script changes
+    hangul = all(text.is_hangul(qterms[i]) for a, b, _ in out for i in (a, b))
     return Pairs(tuple(out), sum(weight for _, _, weight in out), hangul)
-
-
-# a word that starts with a Hangul syllable and holds Hangul letters alone (compatibility jamo too)
-_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3][\uac00-\ud7a3\u3130-\u318f]*")
 
 
 def _occurrences(low: str, term: str) -> list[int]:
