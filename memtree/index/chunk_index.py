@@ -345,10 +345,9 @@ class Index:
             skipped_gone = [p for p in gone if p in skipped]
             still += [p for p in skipped if p not in look.asked]
             still.sort()
-            stat_of, note = store.stat_of, store.FileStat
             racy = [p for p in files.racy(racy_after) if p not in look.asked]
             if racy:
-                suspects += [stat_of(note, (p, (e := files[p]).tier, e.mtime_ns, e.size)) for p in racy]
+                suspects += self._as_indexed(racy)
                 suspects.sort(key=itemgetter(0))
         return _Changes(suspects, removed, skipped_gone, still)
 
@@ -366,14 +365,17 @@ class Index:
         stats = look.stats
         if not look.complete:
             asked, stat_of, note = look.asked, store.stat_of, store.FileStat
-            stats = stats + [
-                stat_of(note, (p, e.tier, e.mtime_ns, e.size)) for p, e in self.files.items() if p not in asked
-            ]
+            stats = stats + self._as_indexed(p for p in self.files if p not in asked)
             stats += [
                 stat_of(note, (p, p.split("/", 1)[0], m, n)) for p, (m, n, _) in self.skipped.items() if p not in asked
             ]
             stats.sort(key=itemgetter(0))
         return dict(zip(map(itemgetter(0), stats), stats))
+
+    def _as_indexed(self, paths: Iterable[str]) -> list[store.FileStat]:
+        """Known notes' stats as last indexed, for the notes a told refresh did not stat."""
+        files, stat_of, note = self.files, store.stat_of, store.FileStat
+        return [stat_of(note, (p, (e := files[p]).tier, e.mtime_ns, e.size)) for p in paths]
 
     def _apply(
         self,
