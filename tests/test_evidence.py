@@ -153,21 +153,22 @@ def test_a_message_that_asks_ranks_by_its_questions_words() -> None:
     )
 
 
-@pytest.mark.parametrize("follow_up", ["Any idea?", "Can you check?", "Do you know?", "Could you look it up?"])
-def test_a_request_to_the_listener_after_the_question_is_an_aside(follow_up: str) -> None:
-    query = f"Hi, how long has John been surfing? {follow_up} Thanks!"
+@pytest.mark.parametrize(
+    ("query", "question"),
+    [
+        *(
+            (f"Hi, how long has John been surfing? {follow_up} Thanks!", "how long has John been surfing")
+            for follow_up in ["Any idea?", "Can you check?", "Do you know?", "Could you look it up?"]
+        ),
+        # a request to the listener is the question when nothing else asks
+        ("Hi! Can you tell me where John surfs? Thanks!", "Can you tell me where John surfs"),
+    ],
+)
+def test_a_request_to_the_listener_beside_a_question_is_an_aside(query: str, question: str) -> None:
     qterms = text.query_terms(query)
     lift = evidence.boosts(query, qterms, None, 0.3)
     assert lift is not None
-    assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms("how long has John been surfing"))
-
-
-def test_a_request_to_the_listener_is_the_question_when_nothing_else_asks() -> None:
-    query = "Hi! Can you tell me where John surfs? Thanks!"
-    qterms = text.query_terms(query)
-    lift = evidence.boosts(query, qterms, None, 0.3)
-    assert lift is not None
-    assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms("Can you tell me where John surfs"))
+    assert {q for q, b in zip(qterms, lift) if b == 1.0} == set(text.query_terms(question))
 
 
 def test_korean_connectives_and_a_second_english_question_end_a_clause() -> None:
