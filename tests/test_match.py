@@ -11,7 +11,7 @@ from memtree.index.segment import build_segment
 from memtree.notes import tree
 from memtree.text import match as rule
 from memtree.text import terms as text
-from memtree.text.match import EXACT, Match, SortedTerms, match, relation, weight
+from memtree.text.match import EXACT, Match, SortedTerms, match, relation, verb_stem, weight
 
 INFIX = 0.5
 
@@ -98,20 +98,66 @@ def test_sorted_terms_finds_every_related_term_once() -> None:
     assert not [k for *_, k in lookup.related("배포", infix=False) if k is Match.INFIX]
 
 
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [
+        ("태어났", "태어"),  # 태어났는가, the question's 는가 already gone
+        ("일으켰", "일으"),  # contracted: 키 + 었
+        ("벗어났던", "벗어"),
+        ("돌아왔나", "돌아"),
+        ("바꾸었나", "바꾸"),
+        ("기르던", "기르"),
+        ("하였던", ""),  # a light verb: its stem would be one syllable
+        ("되었던", ""),
+        ("아시안", ""),  # a noun: nothing ends a noun in ㅆ or 던
+        ("태어난", ""),  # ㄴ ends nouns too (아시안): not read as a verb form
+        ("사람들", ""),
+        ("배포", ""),
+        ("did", ""),
+    ],
+)
+def test_a_past_verb_form_gives_its_stem(word: str, stem: str) -> None:
+    assert verb_stem(word) == stem
+
+
+def test_a_past_verb_form_matches_the_verbs_other_forms_weakly() -> None:
+    pairs = [("태어났", "태어난"), ("태어났", "태어나"), ("일으켰", "일으킨")]
+    pairs += [("기르던", "기르고"), ("벗어났던", "벗어나")]
+    for q, t in pairs:
+        assert match(q, t) is Match.INFIX, (q, t)
+        assert relation(q, t, infix=0.5) == pytest.approx(0.5)
+    assert match("태어났", "태어") is Match.PREFIX  # the stem itself is a prefix, as before
+    assert match("아시안", "아시아") is Match.NONE
+    assert match("하였던", "하였다") is Match.NONE
+    vocab = sorted({"태어", "태어나", "태어난", "태어났", "태어났다", "태풍", "출생"})
+    found = {vocab[i]: k for lo, hi, k in SortedTerms(vocab).related("태어났") for i in range(lo, hi)}
+    assert found == {
+        "태어": Match.PREFIX,
+        "태어나": Match.INFIX,
+        "태어난": Match.INFIX,
+        "태어났": Match.EXACT,
+        "태어났다": Match.PREFIX,
+    }
+    assert not [k for *_, k in SortedTerms(vocab).related("태어났", infix=False) if k is Match.INFIX]
+
+
 # Words built from a few syllables, so that prefixes, infixes and suffixes of each other are common:
-# Hangul (with the one-syllable particles 에, 는, 이, 가, 을, 만), Latin letters, a Han character.
-_SYLLABLES = st.sampled_from([*"가나배포회의데이터베스분산집물에는이을만", "a", "b", "e", "中"])
+# Hangul (with the one-syllable particles 에, 는, 이, 가, 을, 만, and the past forms' 났, 켰, 던),
+# Latin letters, a Han character.
+_SYLLABLES = st.sampled_from([*"가나배포회의데이터베스분산집물에는이을만났켰던", "a", "b", "e", "中"])
 _WORDS = st.lists(_SYLLABLES, min_size=1, max_size=5).map("".join)
 
 
 @st.composite
 def vocabularies(draw: st.DrawFn) -> list[str]:
-    """Random Hangul, Latin and mixed words, plus words holding others as prefix, infix or suffix."""
+    """Random Hangul, Latin and mixed words, plus words holding others as prefix, infix or suffix, and
+    words sharing all but another's last syllable."""
     base = draw(st.lists(_WORDS, min_size=1, max_size=8))
     built = [draw(_WORDS) + w if draw(st.booleans()) else w for w in base]
     built += [w + draw(_WORDS) for w in base if draw(st.booleans())]
     built += [draw(_WORDS) + w + draw(_WORDS) for w in base if draw(st.booleans())]
     built += [w + p for w in base for p in draw(st.sets(st.sampled_from(rule.ONE_SYLLABLE_PARTICLES), max_size=2))]
+    built += [w[:-1] + draw(_WORDS) for w in base if len(w) > 2 and draw(st.booleans())]  # another form of a verb
     return [*base, *built]
 
 

@@ -12,6 +12,9 @@ numpy), keyword routing, snippets and dedup — through :func:`match`, or throug
   (``데이터베이스`` in ``분산데이터베이스``, ``배포`` in ``무중단배포``; ``search.infix_match``); a
   word shorter than ``INFIX_ANYWHERE`` syllables only as the compound's last part (Korean
   compounds end in their head noun), so that ``회의`` does not match ``국회의원``;
+* a Korean past form (``태어났``, ``일으켰는가`` → ``일으켰``, ``벗어났던``) or a ``-던`` form
+  (``기르던``) also matches the other forms of its verb (``태어나``, ``태어난``, ``일으킨``,
+  ``기르고``) at the same weak strength, ``INFIX``: see :func:`verb_stem`;
 * Latin words match only exactly (their stemming already folds inflections).
 
 Single-syllable words never match inside another word. Terms are what
@@ -58,7 +61,7 @@ class Match(IntEnum):
     """How an index term relates to a query term, weakest first."""
 
     NONE = 0
-    INFIX = 1  # the query word inside a longer Hangul compound: 배포 in 무중단배포
+    INFIX = 1  # weak: the query word inside a compound (배포 in 무중단배포), or a verb's other form
     PREFIX = 2  # one a prefix of the other: 가치관 ~ 가치관이, 집 ~ 집에
     EXACT = 3
 
@@ -70,8 +73,9 @@ def match(query_term: str, term: str) -> Match:
     if not (is_cjk(query_term) and is_cjk(term)):
         return Match.NONE
     if len(query_term) > len(term):  # the index term is a prefix (a stem) of the query word
-        return Match.PREFIX if len(term) >= MIN_STEM and query_term.startswith(term) else Match.NONE
-    if term.startswith(query_term):
+        if len(term) >= MIN_STEM and query_term.startswith(term):
+            return Match.PREFIX
+    elif term.startswith(query_term):
         if len(query_term) >= MIN_STEM or term[len(query_term) :] in ONE_SYLLABLE_PARTICLES:
             return Match.PREFIX
         return Match.NONE
@@ -79,7 +83,46 @@ def match(query_term: str, term: str) -> Match:
         return Match.NONE
     if term.endswith(query_term) or (len(query_term) >= INFIX_ANYWHERE and query_term in term):
         return Match.INFIX
+    stem = verb_stem(query_term)
+    if stem and len(term) > len(stem) and term.startswith(stem):
+        return Match.INFIX
     return Match.NONE
+
+
+_PAST = 20
+"""The final consonant ㅆ's index in a Hangul syllable (its code point's remainder mod 28)."""
+_PAST_ENDINGS = ("던", "나", "가", "까")
+"""Endings a past form may carry in a question word: 벗어났던, 돌아왔나, 태어났는가 (the tokenizer leaves 태어났)."""
+
+
+def _has_past(syllable: str) -> bool:
+    return "\uac00" <= syllable <= "\ud7a3" and (ord(syllable) - 0xAC00) % 28 == _PAST
+
+
+def verb_stem(word: str) -> str:
+    """The stem a Korean verb form in a query shares with the verb's other forms, or ``""``.
+
+    A past form ends its stem with a syllable carrying ㅆ (``태어났``, ``일으켰``, ``바꾸었``),
+    optionally followed by ``-던`` or a question ending; the stem is what comes before that
+    syllable (``태어``, ``일으``, ``바꾸``), since contraction changes the syllable itself
+    (``키`` + ``었`` → ``켰``). A ``-던`` form without ㅆ (``기르던``) drops ``-던`` alone. The stem
+    must keep ``MIN_STEM`` syllables, so that light verbs (``했던``, ``되었던``) match nothing more.
+
+    Why only these forms: no Korean noun ends in ㅆ or in ``-던``, so a noun never loses its last
+    syllable here (``아시안`` must not find ``아시아``). Why: a question asks in one form
+    (``태어난 곳``, ``일으켰는가``) what a note says in another (``태어났다``, ``일으킨``); on the
+    KorQuAD dev set this lifted MRR@10 from 0.9593 to 0.9604 (README, "How search works").
+    """
+    if len(word) < MIN_STEM + 1 or not is_hangul(word):
+        return ""
+    w = word[:-1] if word.endswith(_PAST_ENDINGS) and _has_past(word[-2]) else word
+    if _has_past(w[-1]):
+        stem = w[:-1]
+    elif word.endswith("던"):
+        stem = word[:-1]
+    else:
+        return ""
+    return stem if len(stem) >= MIN_STEM and is_hangul(stem[-1]) else ""
 
 
 def weight(kind: Match, partial: float = PARTIAL, infix: float = 0.0) -> float:
@@ -147,6 +190,9 @@ class SortedTerms:
                 out += self._equal(q + particle, Match.PREFIX)
         if infix and len(q) >= INFIX_MIN and is_hangul(q):
             out += self._infixes(q)
+            stem = verb_stem(q)
+            if stem:
+                out = self._with_forms(stem, out)
         return out
 
     def weighted(self, q: str, partial: float, infix: float) -> list[tuple[int, int, float, Match]]:
@@ -163,6 +209,24 @@ class SortedTerms:
         lo = bisect.bisect_left(terms, t)
         hi = bisect.bisect_right(terms, t, lo)
         return [(lo, hi, kind)] if hi > lo else []
+
+    def _with_forms(self, stem: str, out: list[tuple[int, int, Match]]) -> list[tuple[int, int, Match]]:
+        """``out`` plus, as INFIX, the terms longer than ``stem`` that start with it and that ``out``
+        does not already hold (its own infix ranges there are dropped: the same kind, counted once)."""
+        terms = self.terms
+        lo = bisect.bisect_right(terms, stem)  # past the stem itself: a prefix match, if any
+        hi = bisect.bisect_left(terms, stem + _TOP, lo)
+        if hi == lo:
+            return out
+        kept = [r for r in out if not (r[2] is Match.INFIX and lo <= r[0] < hi)]
+        at = lo
+        for a, b, _ in sorted(r for r in kept if lo <= r[0] < hi):
+            if a > at:
+                kept.append((at, a, Match.INFIX))
+            at = max(at, b)
+        if hi > at:
+            kept.append((at, hi, Match.INFIX))
+        return kept
 
     def _infixes(self, q: str) -> list[tuple[int, int, Match]]:
         """Ranges of the Hangul compounds :func:`match` finds ``q`` inside."""
