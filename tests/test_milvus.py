@@ -83,8 +83,32 @@ def release(mt: MemTree) -> None:
 
 
 def test_forms_reach_what_the_matching_rule_reaches() -> None:
-    vocab = ["가치관", "가치관이", "무중단배포", "분산데이터베이스", "국회의원", "집에", "회의", "deploy"]
-    queries = ["가치관", "가치", "가치관에서", "배포", "데이터베이스", "회의", "집", "deploy"]
+    vocab = [
+        "가치관",
+        "가치관이",
+        "무중단배포",
+        "분산데이터베이스",
+        "국회의원",
+        "집에",
+        "회의",
+        "deploy",
+        "태어난",
+        "태어",
+    ]
+    vocab += ["기르고", "아시아"]
+    queries = [
+        "가치관",
+        "가치",
+        "가치관에서",
+        "배포",
+        "데이터베이스",
+        "회의",
+        "집",
+        "deploy",
+        "태어났",
+        "기르던",
+        "아시안",
+    ]
     for q in queries:
         qdims = milvus_forms.query_vector([q], [1.0], 0.7, 0.5)
         for t in vocab:

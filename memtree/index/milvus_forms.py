@@ -15,7 +15,8 @@ can reach it by, as one sparse vector per chunk:
 
 A query term's vector holds the term (weight idf), its ``<`` form (idf × partial), its own
 prefixes of ``MIN_STEM`` syllables and more as plain terms (idf × partial: the index term is a
-stem of the query word) and its ``~`` form (idf × infix), so the inner product adds what
+stem of the query word), its ``~`` form (idf × infix) and, for a Korean past form, ``<`` + its
+verb's stem (idf × infix: ``<태어`` for ``태어났``, memtree.text.match.verb_stem), so the inner product adds what
 memtree's soft term frequency adds, with one difference: memtree saturates ``Σ match × tf`` as
 one term, the inner product saturates each form on its own. Search re-scores the candidates with
 memtree's exact BM25 (memtree.index.milvus), so this only decides which chunks are candidates.
@@ -30,7 +31,15 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from memtree.text.match import INFIX_ANYWHERE, INFIX_MIN, MIN_STEM, ONE_SYLLABLE_PARTICLES, is_cjk, is_hangul
+from memtree.text.match import (
+    INFIX_ANYWHERE,
+    INFIX_MIN,
+    MIN_STEM,
+    ONE_SYLLABLE_PARTICLES,
+    is_cjk,
+    is_hangul,
+    verb_stem,
+)
 
 FORMS_VERSION = 1
 """Changes whenever the forms or their weights change: a collection built with others is rebuilt."""
@@ -100,6 +109,9 @@ def query_vector(
             add(q[:size], w * partial)
         if infix > 0 and len(q) >= INFIX_MIN and is_hangul(q):
             add(INFIX_MARK + q, w * infix)
+            stem = verb_stem(q)
+            if stem:  # a past form reaches its verb's other forms (태어났 → 태어난) through their prefix form
+                add(PREFIX_MARK + stem, w * infix)
     return out
 
 
