@@ -194,6 +194,13 @@ def test_korean_connectives_and_a_second_english_question_end_a_clause() -> None
             "Hi, how long has John been surfing? Can you look it up? Can you check?",
             "surfing",
         ),
+        (  # a chunk holding the whole greeting answers nothing asked
+            "- Melanie: hello there.\n\n- Nate: Good luck on that! People will love the book even more.\n\n"
+            "- Caroline: I've got lots of kids' books, classics and stories from different cultures.\n\n"
+            + "\n\n".join(f"- Melanie: Good hike today, even in the rain, trail {i}." for i in range(6)),
+            "Good evening! Would Caroline likely have Dr. Seuss books on her bookshelf?",
+            "Caroline",
+        ),
     ],
 )
 def test_the_question_words_lift_the_chunk_that_answers(
@@ -201,6 +208,45 @@ def test_the_question_words_lift_the_chunk_that_answers(
 ) -> None:
     root = make_root({"bank/chat.md": f"# chat\n\n{chat}\n"}, None)
     assert answer in MemTree(root, refresh_interval=0).search(query).hits[0].text
+
+
+def test_the_question_is_the_sentences_that_ask() -> None:
+    def asked(query: str) -> list[list[str]]:
+        qterms = text.query_terms(query)
+        return [[qterms[i] for i in c] for c in evidence.clauses(query, qterms, asking=True)]
+
+    assert asked("Hi there! What books has Tim read? Plus I still haven't answered those texts.") == [
+        text.query_terms("What books has Tim read")
+    ]
+    # a connective cuts a clause, not the sentence: the whole sentence is the question
+    assert asked("안녕하세요! 회사 동료가 물어봤는데 1규빗은 몇 미터인가?") == [
+        text.query_terms("회사 동료가 물어봤는데"),
+        text.query_terms("1규빗은 몇 미터인가"),
+    ]
+    # a title's full stop ends no sentence
+    assert asked("Hi! Would Caroline have Dr. Seuss books? Thanks.") == [
+        text.query_terms("Would Caroline have Dr. Seuss books")
+    ]
+    # nothing stands apart when every sentence asks, or none does
+    assert asked("뉘르부르크링이 레져파크화 되면서 생긴 반대운동은?") == []
+    assert asked("What books has Tim read? Where does he read them?") == []
+    assert asked("Tim reads books. He likes fantasy.") == []
+
+
+def test_a_chunk_answers_the_question_not_the_greeting() -> None:
+    query = "Good evening! Would Caroline have Dr. Seuss books?"
+    qterms = text.query_terms(query)
+    judged = evidence.weigh(query, qterms, [1.0] * len(qterms), [1] * len(qterms))
+    greeting = [1.0 if q in text.query_terms("Good evening") else 0.0 for q in qterms]
+    question = [0.0 if q in text.query_terms("Good evening") else 1.0 for q in qterms]
+    assert judged.coverage(greeting) == judged.coverage(question) == 1.0  # rejection: either may answer
+    assert judged.answered(greeting, 0.3) == pytest.approx(0.3)  # rank: only the question is asked
+    assert judged.answered(question, 0.3) == 1.0
+    plain = "Would Caroline have Dr. Seuss books?"
+    terms = text.query_terms(plain)
+    judged = evidence.weigh(plain, terms, [1.0] * len(terms), [1] * len(terms))
+    some = [1.0] + [0.0] * (len(terms) - 1)
+    assert judged.question is None and judged.answered(some, 0.3) == judged.coverage(some) == 1 / len(terms)
 
 
 def test_an_english_lead_in_ends_where_the_question_begins() -> None:

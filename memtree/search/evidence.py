@@ -43,11 +43,17 @@ SENTENCES_KEPT = 64
 # Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
 # ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / ", and where …" open an
 # English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
+# A full stop after a title or a Latin abbreviation ends no sentence: "Would Caroline have Dr. Seuss books?"
+_NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("dr", "mr", "mrs", "ms", "st", "jr", "sr", "prof", "vs", "e.g", "i.e"))
+_SENTENCE = rf"(?<=[.?!。？！~…]){_NOT_AN_END}\s+|\n+"
 _CLAUSE_END = re.compile(
-    r"(?<=[.?!。？！~…])\s+|\n+|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
+    _SENTENCE + r"|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
     r"|(?:,?\s+and|[,:;])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
     re.IGNORECASE,
 )
+# Why: a sentence ends at its mark or a line break; the connectives above end a clause inside one
+# ("레져파크화 되면서 생긴 반대운동은?" is one question in two clauses)
+_SENTENCE_SPLIT = re.compile(_SENTENCE, re.IGNORECASE)
 _JAMO = re.compile(r"[\u3130-\u318f]+")
 # Why: endings of Korean conversational predicates — polite, interrogative and connective forms
 # that never name a topic. Nouns (names above all) do not end this way.
@@ -101,39 +107,54 @@ def proves_little(term: str) -> bool:
 
 
 def clauses(
-    query: str, qterms: Sequence[str], today: date | None = None, aliases: Mapping[str, str] | None = None
+    query: str,
+    qterms: Sequence[str],
+    today: date | None = None,
+    aliases: Mapping[str, str] | None = None,
+    asking: bool = False,
 ) -> list[tuple[int, ...]]:
     """The query's clauses as indexes into ``qterms`` (its distinct terms); one clause for a plain question.
 
     A day a clause names (memtree.text.dates' ``@d…`` terms, relative ones read against ``today``)
     belongs to that clause alone: "last week we had a problem" is context, not a filter on the rest.
+    With ``asking``, only the clauses of the sentences that ask — and none (an empty list) when
+    every sentence asks or none does, so that nothing stands apart as the question. Why a whole
+    sentence: a Korean connective cuts a question in clauses (``…화 되면서 생긴 반대운동은?``).
     """
+    parts = _sentences(query, today)
+    asked = {at for _, asks, at in parts if asks}  # the sentences that ask, each with all its clauses
+    if asking and (not asked or all(at in asked for _, _, at in parts)):
+        return []
     where = {t: i for i, t in enumerate(qterms)}
     out: list[tuple[int, ...]] = []
-    for said, _ in _sentences(query, today):
+    for said, _, at in parts:
+        if asking and at not in asked:
+            continue
         if aliases:
             said = tuple(aliases.get(t, t) for t in said)
         idx = tuple(dict.fromkeys(where[t] for t in said if t in where))
         if idx and idx not in out:
             out.append(idx)
-    return out or [tuple(range(len(qterms)))]
+    return out or ([] if asking else [tuple(range(len(qterms)))])
 
 
 @functools.lru_cache(maxsize=SENTENCES_KEPT)
-def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool], ...]:
-    """The query's sentences that hold anything: per sentence, the terms it says (its days too) and whether it asks.
+def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool, int], ...]:
+    """The query's clauses that hold anything: per clause, the terms it says (its days too), whether
+    it asks, and the number of the sentence it is in.
 
     A request to the listener asks only when no other sentence does."""
     out = []
     to_listener = []
-    for part in _CLAUSE_END.split(query):
-        if part.strip():
-            words, days, _ = dates.query_dates(part, today)
-            asks = is_question(part)
-            out.append(((*text.query_terms(words), *days), asks))
-            to_listener.append(asks and bool(_LISTENER.match(part)))
-    if any(asks and not listener for (_, asks), listener in zip(out, to_listener)):
-        out = [(said, asks and not listener) for (said, asks), listener in zip(out, to_listener)]
+    for sentence, whole in enumerate(_SENTENCE_SPLIT.split(query)):
+        for part in _CLAUSE_END.split(whole):
+            if part.strip():
+                words, days, _ = dates.query_dates(part, today)
+                asks = is_question(part)
+                out.append(((*text.query_terms(words), *days), asks, sentence))
+                to_listener.append(asks and bool(_LISTENER.match(part)))
+    if any(asks and not listener for (_, asks, _), listener in zip(out, to_listener)):
+        out = [(said, asks and not listener, at) for (said, asks, at), listener in zip(out, to_listener)]
     return tuple(out)
 
 
@@ -144,6 +165,7 @@ class Weights:
     weights: tuple[float, ...]
     clauses: tuple[tuple[int, ...], ...]
     whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
+    question: Weights | None = None  # the asking clauses alone, when a message also says other things
     # per clause with any weight: its terms' weights and indexes, and its total weight
     weighed: tuple[tuple[tuple[float, ...], tuple[int, ...], float], ...] = field(init=False, repr=False)
     # per query term, the weighed clauses holding it; per weighed clause, what reads its terms' strengths
@@ -183,6 +205,20 @@ class Weights:
                 best = got
         return best
 
+    def answered(self, strengths: Sequence[float], aside: float) -> float:
+        """The share of the question a chunk answers, which its rank is scaled by (0..1).
+
+        :meth:`coverage` of the asking clauses, or ``aside`` × the best clause's when larger; plain
+        :meth:`coverage` when no clause stands apart as the question. Why: a chunk that holds a
+        whole greeting or aside ("Good evening!" in "…love the book *even* more") answers nothing
+        asked, yet its coverage is 1; rejection still judges every clause (:meth:`coverage`), so an
+        answer the question's clause misses is not left out. Never above :meth:`coverage`.
+        """
+        best = self.coverage(strengths)
+        if self.question is None:
+            return best
+        return max(self.question.coverage(strengths), aside * best)
+
 
 def _gatherer(clause: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
     """What reads a clause's terms' strengths, in the clause's order, from a row of all of them."""
@@ -210,7 +246,8 @@ def weigh(
     )
     parts = tuple(clauses(query, qterms, today, aliases))
     whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
-    return Weights(weights, parts, whole)
+    asked = tuple(clauses(query, qterms, today, aliases, asking=True))
+    return Weights(weights, parts, whole, Weights(weights, asked) if asked else None)
 
 
 def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -> list[str]:
@@ -378,12 +415,12 @@ def boosts(
     parts = _sentences(query, today)
     if len(parts) < 2:
         return None
-    asking = [asks for _, asks in parts]
+    asking = [asks for _, asks, _ in parts]
     if all(asking) or not any(asking):
         return None
     where = {t: i for i, t in enumerate(qterms)}
     out = [aside] * len(qterms)
-    for said, asks in parts:
+    for said, asks, _ in parts:
         if asks:
             for t in said:
                 t = aliases.get(t, t) if aliases else t

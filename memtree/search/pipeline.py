@@ -115,7 +115,9 @@ def run(
             strengths = _stronger(strengths, by_keyword)
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = blend.keyword(scored.raw(ref), rt.score if rt else 0.0, held)
-        return _Evidence(keyword, judged.coverage(strengths), ref, where, rt, strengths, tree_score)
+        coverage = judged.coverage(strengths)
+        answered = judged.answered(strengths, settings.aside_weight) if judged.question else coverage
+        return _Evidence(keyword, coverage, ref, where, rt, strengths, tree_score, answered)
 
     def candidate(ev: _Evidence) -> _Candidate | None:
         """The chunk read: its text, its entries' usage keys, and its decay, recency and scope."""
@@ -251,6 +253,7 @@ class _Evidence(NamedTuple):
     rt: Route | None
     strengths: list[float]
     tree_score: float
+    answered: float  # the share of the question it answers (evidence.Weights.answered): its rank factor
 
 
 class _Candidate(NamedTuple):
@@ -261,6 +264,7 @@ class _Candidate(NamedTuple):
     rt: Route | None
     strengths: list[float]
     tree_score: float
+    answered: float
     text: str
     keys: tuple[str, ...]
     factors: Factors | None
@@ -281,12 +285,13 @@ def _factors(c: _Candidate, settings: SearchSettings) -> tuple[float, float]:
     """The two rank factors of a candidate's text: clause evidence and adjacency (each at most 1).
 
     Why the evidence: of two chunks the blend scores alike, the one answering a whole clause of the
-    question beats one that gathers scattered words of a long message. Why adjacency: of two
+    question beats one that gathers scattered words of a long message, or holds a whole greeting
+    (evidence.Weights.answered). Why adjacency: of two
     paragraphs holding the same words, the one saying them together answers
     (memtree.search.evidence.Pairs). Both are ≤ 1, so the lazy cut below stays exact.
     """
     ew, aw = settings.evidence_weight, settings.adjacency_weight
-    return 1.0 - ew + ew * c.coverage, 1.0 - aw + aw * c.adjacency
+    return 1.0 - ew + ew * c.answered, 1.0 - aw + aw * c.adjacency
 
 
 def _weighed(c: _Candidate, base: float, settings: SearchSettings) -> float:
