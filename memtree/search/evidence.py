@@ -165,7 +165,7 @@ class Weights:
     weights: tuple[float, ...]
     clauses: tuple[tuple[int, ...], ...]
     whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
-    question: Weights | None = None  # the asking clauses alone, when a message also says other things
+    question: Weights | None = None  # the clauses of the sentences that ask, when others do not
     # per clause with any weight: its terms' weights and indexes, and its total weight
     weighed: tuple[tuple[tuple[float, ...], tuple[int, ...], float], ...] = field(init=False, repr=False)
     # per query term, the weighed clauses holding it; per weighed clause, what reads its terms' strengths
@@ -208,8 +208,8 @@ class Weights:
     def answered(self, strengths: Sequence[float], aside: float) -> float:
         """The share of the question a chunk answers, which its rank is scaled by (0..1).
 
-        :meth:`coverage` of the asking clauses, or ``aside`` × the best clause's when larger; plain
-        :meth:`coverage` when no clause stands apart as the question. Why: a chunk that holds a
+        :meth:`coverage` of the sentences that ask, or ``aside`` × the best clause's when larger;
+        plain :meth:`coverage` when no sentence stands apart as the question. Why: a chunk that holds a
         whole greeting or aside ("Good evening!" in "…love the book *even* more") answers nothing
         asked, yet its coverage is 1; rejection still judges every clause (:meth:`coverage`), so an
         answer the question's clause misses is not left out. Never above :meth:`coverage`.

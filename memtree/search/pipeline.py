@@ -116,7 +116,7 @@ def run(
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = blend.keyword(scored.raw(ref), rt.score if rt else 0.0, held)
         coverage = judged.coverage(strengths)
-        answered = judged.answered(strengths, settings.aside_weight) if judged.question else coverage
+        answered = coverage if judged.question is None else judged.answered(strengths, settings.aside_weight)
         return _Evidence(keyword, coverage, ref, where, rt, strengths, tree_score, answered)
 
     def candidate(ev: _Evidence) -> _Candidate | None:
@@ -286,9 +286,9 @@ def _factors(c: _Candidate, settings: SearchSettings) -> tuple[float, float]:
 
     Why the evidence: of two chunks the blend scores alike, the one answering a whole clause of the
     question beats one that gathers scattered words of a long message, or holds a whole greeting
-    (evidence.Weights.answered). Why adjacency: of two
-    paragraphs holding the same words, the one saying them together answers
-    (memtree.search.evidence.Pairs). Both are ≤ 1, so the lazy cut below stays exact.
+    (evidence.Weights.answered). Why adjacency: of two paragraphs holding the same words, the one
+    saying them together answers (memtree.search.evidence.Pairs). Both are ≤ 1 (the first never
+    above the coverage the ceilings bound), so the lazy cut below stays exact.
     """
     ew, aw = settings.evidence_weight, settings.adjacency_weight
     return 1.0 - ew + ew * c.answered, 1.0 - aw + aw * c.adjacency
