@@ -117,6 +117,18 @@ BAD_TREES: dict[str, tuple[list[dict[str, Any]], str]] = {
         "parent cycle through node 'a' (a → b → a)",
     ),
     "self cycle": ([node("a", parent="a", children=["a"])], "parent cycle through node 'a'"),
+    # Why: ids whose parents were found to reach a top node are not walked again; one leading into a
+    # cycle after such nodes is still caught, and named as the first node from which the cycle is reached
+    "cycle past checked nodes": (
+        [
+            node("top", children=["top/x"]),
+            node("top/x", parent="top"),
+            node("c", parent="d", children=["d", "e"]),
+            node("d", parent="c", children=["c"]),
+            node("e", parent="c"),
+        ],
+        "parent cycle through node 'c' (c → d → c)",
+    ),
     "dot-dot path": (
         [node("a", "bank/../../secret.md")],
         "node 'a': path 'bank/../../secret.md' leaves the memory root",
