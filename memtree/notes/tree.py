@@ -12,7 +12,7 @@ import os
 import unicodedata
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -150,13 +150,47 @@ def loads(data: bytes | str, root: Path | None = None, source: str = TREE_FILE) 
     extra = set(doc) - {"version", "nodes"}
     if extra:
         raise TreeError(f"{source}: unknown top-level key(s): {', '.join(sorted(extra))}")
-    nodes = [_node(raw, i, source) for i, raw in enumerate(doc["nodes"])]
+    nodes = _nodes(doc["nodes"], source)
     tree = validate(nodes, root, source)
     import hashlib
 
     raw = data.encode() if isinstance(data, str) else data
     object.__setattr__(tree, "digest", hashlib.blake2b(raw, digest_size=16).hexdigest())
     return tree
+
+
+_NONE = type(None)
+
+
+def _nodes(raws: list[Any], source: str) -> list[Node]:
+    """The nodes of a file's "nodes" list, each checked as :func:`_node` checks it.
+
+    Why two ways: checked one by one, 6,000 nodes took ~15 ms of every cold search. The same checks,
+    made field by field over all nodes at once (in C), pass far faster; only when one fails are the
+    nodes checked one by one, to name the first bad one exactly as before."""
+    if set(map(type, raws)) <= {dict} and all(map(_NODE_KEY_SET.issuperset, raws)):
+        ids: list[Any] = list(map(dict.get, raws, repeat("id")))
+        paths = list(map(dict.get, raws, repeat("path")))
+        keywords = list(map(dict.get, raws, repeat("keywords"), repeat([])))
+        parents = list(map(dict.get, raws, repeat("parent")))
+        children = list(map(dict.get, raws, repeat("children"), repeat([])))
+        weights = list(map(dict.get, raws, repeat("weight"), repeat(1.0)))
+        if (
+            set(map(type, ids)) <= {str}
+            and all(map(str.strip, ids))
+            and ids == list(map(str.strip, ids, repeat("/ ")))
+            and set(map(type, paths)) <= {str, _NONE}
+            and "" not in paths
+            and set(map(type, keywords)) <= {list}
+            and set(map(type, chain.from_iterable(keywords))) <= {str}
+            and set(map(type, parents)) <= {str, _NONE}
+            and set(map(type, children)) <= {list}
+            and set(map(type, chain.from_iterable(children))) <= {str}
+            and set(map(type, weights)) <= {int, float}
+            and min(weights, default=0) >= 0
+        ):
+            return list(map(Node, ids, paths, map(tuple, keywords), parents, map(tuple, children), map(float, weights)))
+    return [_node(raw, i, source) for i, raw in enumerate(raws)]
 
 
 def _node(raw: Any, index: int, source: str) -> Node:
