@@ -1,7 +1,9 @@
-"""The console script's fast path for `memtree context` answers exactly like the typer command."""
+"""The console script's fast paths for `memtree context` and `memtree search --json` answer exactly like
+the typer commands."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memtree.cli.app import app
-from memtree.cli.entry import ContextArgs, parse_context
+from memtree.cli.entry import ContextArgs, SearchArgs, parse_context, parse_search
 
 
 def test_the_fast_parser_reads_every_option_form() -> None:
@@ -45,3 +47,59 @@ def test_the_console_script_and_the_typer_command_print_the_same(sample_root: Pa
     assert fast.returncode == typer_run.exit_code == 0
     assert fast.stdout == typer_run.stdout
     assert fast.stderr == typer_run.stderr
+
+
+def test_the_search_parser_reads_every_option_form() -> None:
+    got = parse_search(["--root", "/m", "크론 스케줄", "--json", "-k", "3", "--tier=all", "--budget", "50"])
+    assert got == SearchArgs("크론 스케줄", Path("/m"), 3, "all", 50)
+    got = parse_search(["q", "--json", "--scope", "project:api", "--no-semantic", "--k=2"])
+    assert got == SearchArgs("q", k=2, scope="project:api", semantic=False)
+    assert parse_search(["--semantic", "q", "--json"]) == SearchArgs("q", semantic=True)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["q"],  # human output: rich, through typer
+        ["q", "--json", "--explain"],
+        ["--json", "--batch"],
+        ["--json"],
+        ["", "--json"],
+        ["q", "--json", "-k", "many"],
+        ["q", "--json", "-k3"],
+        ["q", "r", "--json"],
+        ["q", "--json", "--help"],
+        ["q", "--json", "--tier"],
+    ],
+)
+def test_anything_else_a_search_asks_falls_through_to_typer(args: list[str]) -> None:
+    assert parse_search(args) is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["크론 스케줄 설계", "--json"],
+        ["가치관", "--json", "--budget", "200", "-k", "2"],
+        ["양자역학 블랙홀 증명", "--json"],  # rejected: exit 1
+        ["가치관", "--json", "--tier", "nowhere"],  # a data error: exit 2, one line
+        ["가치관", "--json", "--scope", "team:x"],
+        ["가치관", "--json", "-k", "0"],
+    ],
+)
+def test_the_console_script_and_the_typer_command_search_alike(
+    sample_root: Path, tmp_path: Path, args: list[str]
+) -> None:
+    # Why two copies: a search counts its hits as recalled, and the count weighs the next search's scores
+    twin = tmp_path / "twin"
+    shutil.copytree(sample_root, twin)
+    fast = subprocess.run(
+        [sys.executable, "-m", "memtree", "search", *args, "--root", str(sample_root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    typer_run = CliRunner().invoke(app, ["search", *args, "--root", str(twin)])
+    assert fast.returncode == typer_run.exit_code
+    assert fast.stdout == typer_run.stdout.replace(str(twin), str(sample_root))
+    assert fast.stderr == typer_run.stderr.replace(str(twin), str(sample_root))

@@ -117,6 +117,18 @@ BAD_TREES: dict[str, tuple[list[dict[str, Any]], str]] = {
         "parent cycle through node 'a' (a → b → a)",
     ),
     "self cycle": ([node("a", parent="a", children=["a"])], "parent cycle through node 'a'"),
+    # Why: ids whose parents were found to reach a top node are not walked again; one leading into a
+    # cycle after such nodes is still caught, and named as the first node from which the cycle is reached
+    "cycle past checked nodes": (
+        [
+            node("top", children=["top/x"]),
+            node("top/x", parent="top"),
+            node("c", parent="d", children=["d", "e"]),
+            node("d", parent="c", children=["c"]),
+            node("e", parent="c"),
+        ],
+        "parent cycle through node 'c' (c → d → c)",
+    ),
     "dot-dot path": (
         [node("a", "bank/../../secret.md")],
         "node 'a': path 'bank/../../secret.md' leaves the memory root",
@@ -136,6 +148,33 @@ def test_bad_tree_raises_tree_error_naming_the_node(case: str) -> None:
     with pytest.raises(TreeError) as err:
         tree.loads(tree_json(nodes))
     assert expected in str(err.value)
+
+
+NODE_FIELDS = {
+    "id": st.sampled_from(["a", "가치관/원칙", " a", "a/", "", 7, None]),
+    "path": st.sampled_from([None, "bank/a.md", "", 3]),
+    "keywords": st.sampled_from([["가치관", "x"], [], "가치관", [1], None]),
+    "parent": st.sampled_from([None, "a", 2]),
+    "children": st.sampled_from([[], ["b"], "b", [None]]),
+    "weight": st.sampled_from([1, 0.5, 0, -1, True, "2", None]),
+    "colour": st.just("red"),
+}
+
+
+@settings(max_examples=300)
+@given(st.lists(st.fixed_dictionaries({}, optional=NODE_FIELDS) | st.sampled_from([[], "node", None]), max_size=4))
+def test_nodes_checked_all_at_once_are_those_checked_one_by_one(raws: list[Any]) -> None:
+    # Why: _nodes checks field by field over all nodes, and falls back to _node's one-by-one checks
+    # (which name the first bad node) only when one fails; both must accept and refuse alike
+    try:
+        expected: Any = [tree._node(raw, i, "t") for i, raw in enumerate(raws)]
+    except TreeError as exc:
+        expected = str(exc)
+    try:
+        got: Any = tree._nodes(raws, "t")
+    except TreeError as exc:
+        got = str(exc)
+    assert got == expected
 
 
 def test_unknown_top_level_key_and_version_are_rejected() -> None:

@@ -38,6 +38,7 @@ from memtree.cli.common import (
     app,
 )
 from memtree.cli.render import printable
+from memtree.cli.search import answer_json
 from memtree.errors import MemtreeError
 
 __all__ = ["app", "main"]
@@ -187,16 +188,17 @@ def search(
     if not query:
         raise _fail("error: give a QUERY, or --batch to read queries from stdin")
     result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
-    _warn(result.warnings)
-    if json:
-        _dump(schema.search(result, with_text=True))
-    else:
-        from memtree.cli.render import print_hits
+    if json:  # as the console script's fast path answers (memtree.cli.search)
+        code = answer_json(result)
+        if code:
+            raise typer.Exit(code)
+        return
+    from memtree.cli.render import print_hits
 
-        print_hits(result, explain=explain, show_text=budget is not None)
+    _warn(result.warnings)
+    print_hits(result, explain=explain, show_text=budget is not None)
     if result.rejected:
-        if not json:
-            sys.stderr.write(printable(f"memtree: {result.rejected}\n"))
+        sys.stderr.write(printable(f"memtree: {result.rejected}\n"))
         raise typer.Exit(1)
 
 

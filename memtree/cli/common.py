@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from memtree import schema
-from memtree.cli.render import printable
+from memtree.cli.render import printable, say
 from memtree.errors import MemtreeError
 
 app = typer.Typer(
@@ -76,7 +76,7 @@ def _main(
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    sys.stderr.write(printable(f"memtree: {message}\n"))
+    say(message)
     return typer.Exit(code)
 
 
@@ -102,7 +102,7 @@ def _dump(doc: dict[str, Any]) -> None:
 
 def _warn(warnings: Any) -> None:
     for w in warnings:
-        sys.stderr.write(printable(f"memtree: warning: {w}\n"))
+        say(f"warning: {w}")
 
 
 def _from_group(ctx: typer.Context, name: str, value: Any) -> Any:

@@ -50,6 +50,11 @@ def printable(s: str) -> str:
     return _CONTROL.sub("", s)
 
 
+def say(message: str) -> None:
+    """One ``memtree: …`` line on stderr (an error, a warning), made printable."""
+    sys.stderr.write(printable(f"memtree: {message}\n"))
+
+
 class _Unpadded:
     """A text stream that drops the spaces rich pads lines with (each print is one write)."""
 

@@ -12,6 +12,9 @@ the base instead.
 Everything here is derived: deleting ``.memtree/`` loses nothing. If it cannot be written
 (a read-only checkout), the index lives in memory for the process and a warning says so.
 
+What is on disk, and so what a refresh must read and drop, is decided in memtree.index.survey, by
+stat alone; this module reads the notes, installs segments and commits the manifest.
+
 Why one module over 300 lines: build, load and refresh share one manifest and its invariants (which
 segment holds which note, which chunks are dead); they are only correct together.
 """
@@ -23,9 +26,7 @@ import contextlib
 import gc
 import os
 import shutil
-import stat
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree import config
-from memtree.index import bm25, dense, manifest, segment_files
+from memtree.index import bm25, dense, manifest, segment_files, survey
 from memtree.index.manifest import FileEntry, FileTable
 from memtree.index.segment import Segment, build_segment_ids, merge_segments
 from memtree.index.vocab import NO_TERM, Vocabulary
@@ -61,9 +62,6 @@ STAMP = {
     "tokenizer": text.TOKENIZER_VERSION,
 }
 """What a manifest must say it was made with, or the index is rebuilt."""
-RACY_NS = 2_000_000_000
-"""A note modified this recently can change again without its mtime or size moving (coarse
-timestamps), so it is re-hashed on every check until it is older (git's "racily clean" case)."""
 KEYWORD_MIN_TF = 2
 """A term seen fewer times in a note cannot become one of its keywords (memtree.write.catalog)."""
 
@@ -76,7 +74,6 @@ MAX_DELTAS = 6
 read again), see ``Index._merge_deltas``."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
-_SIZE = itemgetter(FileEntry._fields.index("size"))
 _OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
 TERM_CACHE_SIZE = 2048
 """Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
@@ -113,31 +110,6 @@ class _Parsed:
     size: int
     hash: str
     chunks: list[tuple[int, int, tuple[int, ...]]]  # (start, end, term ids in the build's Vocabulary)
-
-
-@dataclass
-class _Look:
-    """The notes as one refresh sees them: every note (a walk), or the notes asked, stat'ed afresh."""
-
-    stats: list[store.FileStat]  # sorted by path
-    complete: bool  # True: a note not in stats is gone; False: it is as last indexed
-    warnings: list[str]
-    asked: frozenset[str] = frozenset()  # the paths asked (found or not), when not complete
-
-
-@dataclass
-class _Changes:
-    """What a refresh must do, from a :class:`_Look` against the index as it is."""
-
-    suspects: list[store.FileStat]  # to read: new, changed, racily clean, or skipped with a new stat
-    removed: list[str]  # known notes gone
-    skipped_gone: list[str]  # skipped notes gone
-    still_skipped: list[str]  # skipped notes as they were skipped (each warned of once a refresh)
-
-    @property
-    def none(self) -> bool:
-        """True when nothing changed: nothing to read, nothing gone."""
-        return not self.suspects and not self.removed and not self.skipped_gone
 
 
 class Index:
@@ -244,9 +216,9 @@ class Index:
             self.load()
         if paths is not None and (force or not self.segments):
             paths = None
-        look = self._look(paths)
+        look = survey.look_at(self.root, self.listings, paths)
         report.warnings = list(look.warnings)
-        changes = self._changes(look, force) if self.segments else None
+        changes = survey.changes(look, self.files, self.skipped, force) if self.segments else None
         if not force and changes is not None and changes.none:
             report.warnings += [f"{p}: skipped, {why}" for p, (_, _, why) in self.skipped.items()]
             return report
@@ -262,7 +234,7 @@ class Index:
                     if paths is not None:
                         # Why: the notes as last indexed are those just loaded, not the ones we
                         # had; the old list would read another writer's new notes as removed.
-                        look = self._look(paths if self.segments else None)
+                        look = survey.look_at(self.root, self.listings, paths if self.segments else None)
                         report.warnings = list(look.warnings)
                 self._apply(look, changes, report, force, progress)
         except OSError as exc:  # .memtree/ cannot be created or locked: read-only checkout, a file, …
@@ -272,125 +244,20 @@ class Index:
             self._apply(look, None, report, force, progress)
         return report
 
-    def _look(self, paths: list[str] | None) -> _Look:
-        """The notes on disk: by a walk of every note and folder, or only ``paths`` stat'ed afresh."""
-        if paths is not None:
-            told = self._told(paths)
-            if told is not None:
-                return told
-        self.listings.quiet_before = time.time_ns() - RACY_NS
-        found, warnings = store.walk(self.root, listings=self.listings)
-        return _Look(found, True, warnings)
-
-    def _told(self, paths: list[str]) -> _Look | None:
-        """``paths`` stat'ed afresh: a writer's own notes, or those a watcher's events named; one that
-        is gone, or no regular file, is left out. None when a path is not plainly a note (absolute,
-        outside the tiers, hidden, a folder's) or leads through a symlink: only the walk knows which
-        notes such a path stands for, and where a link may lead."""
-        asked = frozenset(paths)
-        if not all(map(store.note_path, asked)):
-            return None
-        stat_of, note = store.stat_of, store.FileStat
-        found = []
-        real_root = os.path.realpath(self.root)
-        for rel in asked:
-            full = os.path.join(self.root, rel)
-            if os.path.realpath(full) != os.path.join(real_root, rel):
-                return None
-            try:
-                st = os.stat(full)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                found.append(stat_of(note, (rel, rel.split("/", 1)[0], st.st_mtime_ns, st.st_size)))
-        found.sort(key=itemgetter(0))
-        return _Look(found, False, [], asked)
-
-    def _changes(self, look: _Look, force: bool) -> _Changes:
-        """Which notes to read, which are gone and which stay skipped, by stat against the index.
-
-        A note changed in the last ``RACY_NS`` is read again whatever its stat (its content hash
-        tells); with a look at some notes only, so are those of the others indexed that recently."""
-        racy_after = time.time_ns() - RACY_NS
-        files, skipped = self.files, self.skipped
-        suspects: list[store.FileStat] = []
-        still: list[str] = []
-        seen = seen_skipped = 0
-        for f in look.stats:
-            path, _, mtime_ns, size = f  # why unpacked: 5,000 notes on every check
-            e = files.get(path)
-            if e is None:
-                skip = skipped.get(path)
-                if skip is not None:
-                    seen_skipped += 1
-                    if not force and skip[0] == mtime_ns and skip[1] == size:
-                        still.append(path)
-                        continue
-                suspects.append(f)
-            else:
-                seen += 1
-                if force or e.mtime_ns != mtime_ns or e.size != size or mtime_ns >= racy_after:
-                    suspects.append(f)
-        removed: list[str] = []
-        skipped_gone: list[str] = []
-        if look.complete:
-            if seen != len(files) or seen_skipped != len(skipped):
-                on_disk = set(map(itemgetter(0), look.stats))
-                removed = [p for p in files if p not in on_disk]
-                skipped_gone = [p for p in skipped if p not in on_disk]
-        else:
-            here = set(map(itemgetter(0), look.stats))
-            gone = sorted(look.asked - here)
-            removed = [p for p in gone if p in files]
-            skipped_gone = [p for p in gone if p in skipped]
-            still += [p for p in skipped if p not in look.asked]
-            still.sort()
-            racy = [p for p in files.racy(racy_after) if p not in look.asked]
-            if racy:
-                suspects += self._as_indexed(racy)
-                suspects.sort(key=itemgetter(0))
-        return _Changes(suspects, removed, skipped_gone, still)
-
-    def _total_bytes(self, look: _Look) -> int:
-        """The bytes of every note on disk (those not looked at as last indexed or skipped)."""
-        total = sum(map(itemgetter(3), look.stats))
-        if not look.complete:
-            asked, files = look.asked, self.files
-            total += sum(map(_SIZE, files.values())) - sum(files[p].size for p in asked if p in files)
-            total += sum(v[1] for p, v in self.skipped.items() if p not in asked)
-        return total
-
-    def _on_disk(self, look: _Look) -> dict[str, store.FileStat]:
-        """Every note on disk by path, in path order (those not looked at as last indexed or skipped)."""
-        stats = look.stats
-        if not look.complete:
-            asked, stat_of, note = look.asked, store.stat_of, store.FileStat
-            stats = stats + self._as_indexed(p for p in self.files if p not in asked)
-            stats += [
-                stat_of(note, (p, p.split("/", 1)[0], m, n)) for p, (m, n, _) in self.skipped.items() if p not in asked
-            ]
-            stats.sort(key=itemgetter(0))
-        return dict(zip(map(itemgetter(0), stats), stats))
-
-    def _as_indexed(self, paths: Iterable[str]) -> list[store.FileStat]:
-        """Known notes' stats as last indexed, for the notes a told refresh did not stat."""
-        files, stat_of, note = self.files, store.stat_of, store.FileStat
-        return [stat_of(note, (p, (e := files[p]).tier, e.mtime_ns, e.size)) for p in paths]
-
     def _apply(
         self,
-        look: _Look,
-        changes: _Changes | None,
+        look: survey.Look,
+        changes: survey.Changes | None,
         report: Report,
         force: bool,
         progress: Callable[[int, int], None] | None,
     ) -> None:
         if changes is None:
-            changes = self._changes(look, force)
+            changes = survey.changes(look, self.files, self.skipped, force)
         skipped_before = dict(self.skipped)
         report.warnings += [f"{p}: skipped, {self.skipped[p][2]}" for p in changes.still_skipped]
         suspects = changes.suspects
-        total = self._total_bytes(look) if suspects or changes.removed or force else 0
+        total = survey.total_bytes(look, self.files, self.skipped) if suspects or changes.removed or force else 0
         parsed: dict[str, _Parsed | None] = {}
         vocab = Vocabulary()
         stat_only = False
@@ -445,7 +312,7 @@ class Index:
             self.files.pop(p, None)
         if force or self.base is None or self._outside_bytes(fresh) > DELTA_REBUILD_SHARE * (total or 1):
             report.rebuilt = True
-            on_disk = self._on_disk(look)
+            on_disk = survey.on_disk(look, self.files, self.skipped)
             everything = {p: fresh.get(p) for p in on_disk}
             for p, item in everything.items():
                 skip = self.skipped.get(p)

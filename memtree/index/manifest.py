@@ -76,7 +76,7 @@ load); rows are checked for their length where they are read."""
 
 class FileTable(dict[str, FileEntry]):
     """Path → FileEntry, remembering what changed since the rows file (the journal) and which paths
-    were set lately (those that may be "racily clean", see ``chunk_index.RACY_NS``).
+    were set lately (those that may be "racily clean", see ``survey.RACY_NS``).
 
     Entries are immutable; a change is a new entry set here, so nothing escapes the journal.
     """

@@ -7,10 +7,12 @@ keys in a fixed order, children sorted, 2-space indent, trailing newline.
 
 from __future__ import annotations
 
+import functools
 import os
 import unicodedata
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ TREE_FILE = "tree-index.json"
 TREE_VERSION = 1
 NODE_KEYS = ("id", "path", "keywords", "parent", "children", "weight")
 _NODE_KEY_SET = frozenset(NODE_KEYS)
+_nfc = functools.partial(unicodedata.normalize, "NFC")
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,7 @@ class NFCKeys(dict):  # type: ignore[type-arg]
         return super().get(unicodedata.normalize("NFC", key), default)
 
     def update(self, pairs: Any = (), **_: Any) -> None:  # type: ignore[override]
-        for key, value in pairs:
-            self[key] = value
+        dict.update(self, ((_nfc(key), value) for key, value in pairs))
 
 
 @dataclass(frozen=True)
@@ -148,13 +150,47 @@ def loads(data: bytes | str, root: Path | None = None, source: str = TREE_FILE) 
     extra = set(doc) - {"version", "nodes"}
     if extra:
         raise TreeError(f"{source}: unknown top-level key(s): {', '.join(sorted(extra))}")
-    nodes = [_node(raw, i, source) for i, raw in enumerate(doc["nodes"])]
+    nodes = _nodes(doc["nodes"], source)
     tree = validate(nodes, root, source)
     import hashlib
 
     raw = data.encode() if isinstance(data, str) else data
     object.__setattr__(tree, "digest", hashlib.blake2b(raw, digest_size=16).hexdigest())
     return tree
+
+
+_NONE = type(None)
+
+
+def _nodes(raws: list[Any], source: str) -> list[Node]:
+    """The nodes of a file's "nodes" list, each checked as :func:`_node` checks it.
+
+    Why two ways: checked one by one, 6,000 nodes took ~15 ms of every cold search. The same checks,
+    made field by field over all nodes at once (in C), pass far faster; only when one fails are the
+    nodes checked one by one, to name the first bad one exactly as before."""
+    if set(map(type, raws)) <= {dict} and all(map(_NODE_KEY_SET.issuperset, raws)):
+        ids: list[Any] = list(map(dict.get, raws, repeat("id")))
+        paths = list(map(dict.get, raws, repeat("path")))
+        keywords = list(map(dict.get, raws, repeat("keywords"), repeat([])))
+        parents = list(map(dict.get, raws, repeat("parent")))
+        children = list(map(dict.get, raws, repeat("children"), repeat([])))
+        weights = list(map(dict.get, raws, repeat("weight"), repeat(1.0)))
+        if (
+            set(map(type, ids)) <= {str}
+            and all(map(str.strip, ids))
+            and ids == list(map(str.strip, ids, repeat("/ ")))
+            and set(map(type, paths)) <= {str, _NONE}
+            and "" not in paths
+            and set(map(type, keywords)) <= {list}
+            and set(map(type, chain.from_iterable(keywords))) <= {str}
+            and set(map(type, parents)) <= {str, _NONE}
+            and set(map(type, children)) <= {list}
+            and set(map(type, chain.from_iterable(children))) <= {str}
+            and set(map(type, weights)) <= {int, float}
+            and min(weights, default=0) >= 0
+        ):
+            return list(map(Node, ids, paths, map(tuple, keywords), parents, map(tuple, children), map(float, weights)))
+    return [_node(raw, i, source) for i, raw in enumerate(raws)]
 
 
 def _node(raw: Any, index: int, source: str) -> Node:
@@ -167,20 +203,20 @@ def _node(raw: Any, index: int, source: str) -> Node:
             f"leading or trailing '/' (got {node_id!r})"
         )
     where = f"{source}: node '{node_id}'"
-    unknown = raw.keys() - _NODE_KEY_SET
-    if unknown:
+    if not raw.keys() <= _NODE_KEY_SET:
+        unknown = raw.keys() - _NODE_KEY_SET
         raise TreeError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(NODE_KEYS)})")
     path = raw.get("path")
     if path is not None and (not isinstance(path, str) or not path):
         raise TreeError(f'{where}: "path" must be a relative file path or null')
     keywords = raw.get("keywords", [])
-    if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+    if not isinstance(keywords, list) or not all(map(isinstance, keywords, repeat(str))):
         raise TreeError(f'{where}: "keywords" must be a list of strings')
     parent = raw.get("parent")
     if parent is not None and not isinstance(parent, str):
         raise TreeError(f'{where}: "parent" must be a node id or null')
     children = raw.get("children", [])
-    if not isinstance(children, list) or not all(isinstance(c, str) for c in children):
+    if not isinstance(children, list) or not all(map(isinstance, children, repeat(str))):
         raise TreeError(f'{where}: "children" must be a list of node ids')
     weight = raw.get("weight", 1.0)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
@@ -190,24 +226,28 @@ def _node(raw: Any, index: int, source: str) -> Node:
 
 def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE_FILE) -> Tree:
     """Check ids, paths, parents, children and cycles; return the Tree or raise TreeError."""
-    by_id: dict[str, Node] = NFCKeys()  # two ids that differ only in normalization are one id
+    by_id: dict[str, Node] = {}  # by NFC id: two ids that differ only in normalization are one id
     paths: dict[str, str] = {}
     for n in nodes:
-        if n.id in by_id:
+        key = _nfc(n.id)
+        if key in by_id:
             raise TreeError(f"{source}: duplicate node id '{n.id}'")
-        by_id[n.id] = n
+        by_id[key] = n
         if n.path is not None:
-            check_path(n.path, f"{source}: node '{n.id}'")
+            problem = _path_problem(n.path)
+            if problem is not None:
+                raise TreeError(f"{source}: node '{n.id}': {problem}")
             if n.path in paths:
                 raise TreeError(f"{source}: nodes '{paths[n.path]}' and '{n.id}' both point to {n.path}")
             paths[n.path] = n.id
 
     child_sets = {n.id: set(n.children) for n in nodes}  # why: a category may have thousands of children
+    get = by_id.get
     for n in nodes:
-        if n.parent is not None and n.parent not in by_id:
+        if n.parent is not None and _nfc(n.parent) not in by_id:
             raise TreeError(f"{source}: node '{n.id}' has unknown parent '{n.parent}'")
         for c in n.children:
-            child = by_id.get(c)
+            child = get(_nfc(c))
             if child is None:
                 raise TreeError(f"{source}: node '{n.id}' lists unknown child '{c}'")
             if child.parent != n.id:
@@ -217,14 +257,16 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
                 )
         if n.parent is not None and n.id not in child_sets[n.parent]:
             raise TreeError(f"{source}: node '{n.id}' has parent '{n.parent}', which does not list it in its children")
+    rooted: set[str] = set()  # ids whose parents are known to lead up to a top node, not round a cycle
     for n in nodes:
         chain = [n.id]  # in walk order, so the message shows the cycle as it runs
         p = n.parent
-        while p is not None:
+        while p is not None and p not in rooted:
             if p in chain:
                 raise TreeError(f"{source}: parent cycle through node '{n.id}' ({' → '.join([*chain, p])})")
             chain.append(p)
-            p = by_id[p].parent
+            p = by_id[_nfc(p)].parent
+        rooted.update(chain)
     tree = Tree(tuple(nodes))
     if root is not None:
         check_files(tree, root, source=source)
@@ -247,10 +289,18 @@ def check_files(tree: Tree, root: Path, known: Container[str] = (), source: str 
 
 def check_path(path: str, where: str) -> None:
     """A node path must be relative, inside the root, with forward slashes."""
+    problem = _path_problem(path)
+    if problem is not None:
+        raise TreeError(f"{where}: {problem}")
+
+
+def _path_problem(path: str) -> str | None:
+    """Why ``path`` cannot be a node's path (see :func:`check_path`), or None."""
     if path.startswith("/") or "\\" in path or (len(path) > 1 and path[1] == ":"):
-        raise TreeError(f"{where}: path {path!r} must be relative to the memory root")
+        return f"path {path!r} must be relative to the memory root"
     if ".." in path.split("/"):
-        raise TreeError(f"{where}: path {path!r} leaves the memory root ('..' is not allowed)")
+        return f"path {path!r} leaves the memory root ('..' is not allowed)"
+    return None
 
 
 def load(root: Path, check_files: bool = True) -> Tree:

@@ -408,10 +408,10 @@ def _compile(rules: list[_Rule]) -> tuple[re.Pattern[str], _Table]:
 
 
 @functools.cache
-def _scans() -> dict[str, tuple[re.Pattern[str], _Table]]:
-    """The compiled date patterns by kind (num, en, ko, back); compiled on first use, since
-    compiling them costs ~25 ms that a CLI start which finds no date should not pay."""
-    return {kind: _compile(rules) for kind, rules in _rules().items()}
+def _scan(kind: str) -> tuple[re.Pattern[str], _Table]:
+    """The compiled date patterns of one kind (num, en, ko, back); each compiled on first use, since
+    compiling them costs ~25 ms that a CLI start which finds no date (or dates of one kind) should not pay."""
+    return _compile(_rules()[kind])
 
 
 # Why: the index runs this over every chunk (100k chunks in a few seconds) and most hold no date,
@@ -460,13 +460,13 @@ def _candidates(text: str) -> list[tuple[re.Match[str], _Table]]:
     english: list[tuple[re.Match[str], _Table]] = []
     if hits or backs:
         low = _lowered(text)
-        pattern, table = _scans()["en"]
+        pattern, table = _scan("en")
         for w in hits:
             for i in _positions(low, w.decode()):
                 m = pattern.match(text, i)
                 if m:
                     english.append((m, table))
-        pattern, table = _scans()["back"]
+        pattern, table = _scan("back")
         for w in backs:
             for i in _positions(low, w.decode()):
                 m = pattern.search(text, max(0, i - _BACK_WINDOW), i + len(w))
@@ -483,13 +483,12 @@ def _numeric(text: str, skip_covered: bool) -> list[tuple[re.Match[str], _Table]
     tried at a start inside the previous match (``1월 7일`` inside ``2024년 1월 7일``), which
     find_dates, leftmost first, would drop — exact while no English match overlaps that one."""
     found: list[tuple[re.Match[str], _Table]] = []
-    scans = _scans()
     end = 0
     for start in _STARTS.finditer(text):
         at = start.start()
         if at < end:
             continue
-        pattern, table = scans["num" if start.group()[0] in "0123456789" else "ko"]
+        pattern, table = _scan("num" if start.group()[0] in "0123456789" else "ko")
         m = pattern.match(text, at)
         if m:
             found.append((m, table))
