@@ -130,6 +130,20 @@ def test_dead_files_leave_the_statistics() -> None:
     )
 
 
+def test_a_chunks_evidence_is_its_terms_idf_times_match_strength_whatever_kinds_the_terms_match_by() -> None:
+    # Why these terms after a first one: a later term is added by one of three loops, by whether it
+    # matches every chunk exactly (cherry), exactly or by prefix (배포 ~ 배포판), or inside a compound too
+    seg = segment_of(["banana 배포 cherry", "배포판 무중단배포", "무중단배포 cherry", "banana 절차", "배포 절차"])
+    cases = [(["banana", "cherry", "배포"], 0.5), (["절차", "배포", "cherry"], 0.5), (["banana", "배포"], 0.0)]
+    for qterms, infix in cases:  # infix 0: 배포 matches exactly or by prefix only
+        scored = bm25.score([seg], qterms, infix=infix)
+        refs = [(0, d) for d in range(5)]
+        idfs = [st.idf for st in scored.stats]
+        expected = [sum(idf * s for idf, s in zip(idfs, row)) for row in scored.strengths(refs)]
+        assert scored.evidence(refs) == pytest.approx(expected)
+        assert dict(scored.matched()) == {ref: pytest.approx(e) for ref, e in zip(refs, expected) if e}
+
+
 def test_a_word_inside_a_compound_matches_at_infix_strength() -> None:
     seg = segment_of(["분산데이터베이스를 도입했다", "무중단배포 절차", "국회의원 선거", "배포 일정", "회의 일정"])
     db = bm25.score([seg], ["데이터베이스"], infix=0.5)

@@ -244,14 +244,29 @@ def _sum_terms(
                 ev.update(dict.fromkeys(weak, w_partial + w_infix))
                 continue
             get, ev_get = out.get, ev.get
-            for d, share in part.items():
-                out[d] = get(d, 0.0) + share
-                held = ev_get(d, 0.0) + w_partial
-                if d in exact:  # exact ⊆ acc: raised from partial to exact strength
-                    held += w_exact
-                elif d in weak:  # weak ⊆ acc, apart from exact: only inside a compound, so infix strength
-                    held += w_infix
-                ev[d] = held
+            # Why three loops: most terms match every chunk exactly (a Latin word only can), or have no
+            # match inside a compound; each loop then skips a set lookup per chunk (LoCoMo: -16% of this
+            # sum). The additions are the same, in the same order: strength is partial, raised to exact
+            if len(exact) == len(part):  # exact ⊆ acc: every chunk at exact strength (weak, apart from exact, empty)
+                for d, share in part.items():
+                    out[d] = get(d, 0.0) + share
+                    ev[d] = ev_get(d, 0.0) + w_partial + w_exact
+            elif not weak:
+                for d, share in part.items():
+                    out[d] = get(d, 0.0) + share
+                    if d in exact:
+                        ev[d] = ev_get(d, 0.0) + w_partial + w_exact
+                    else:
+                        ev[d] = ev_get(d, 0.0) + w_partial
+            else:
+                for d, share in part.items():
+                    out[d] = get(d, 0.0) + share
+                    held = ev_get(d, 0.0) + w_partial
+                    if d in exact:
+                        held += w_exact
+                    elif d in weak:  # weak ⊆ acc, apart from exact: only inside a compound, so infix strength
+                        held += w_infix
+                    ev[d] = held
     return scores, evidence
 
 
