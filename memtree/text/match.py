@@ -96,7 +96,7 @@ _PAST_ENDINGS = ("던", "나", "가", "까")
 
 
 def _has_past(syllable: str) -> bool:
-    return "\uac00" <= syllable <= "\ud7a3" and (ord(syllable) - 0xAC00) % 28 == _PAST
+    return is_hangul(syllable) and (ord(syllable) - 0xAC00) % 28 == _PAST
 
 
 def verb_stem(word: str) -> str:
