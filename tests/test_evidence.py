@@ -240,13 +240,14 @@ def test_a_chunk_answers_the_question_not_the_greeting() -> None:
     greeting = [1.0 if q in text.query_terms("Good evening") else 0.0 for q in qterms]
     question = [0.0 if q in text.query_terms("Good evening") else 1.0 for q in qterms]
     assert judged.coverage(greeting) == judged.coverage(question) == 1.0  # rejection: either may answer
-    assert judged.answered(greeting, 0.3) == pytest.approx(0.3)  # rank: only the question is asked
-    assert judged.answered(question, 0.3) == 1.0
+    assert judged.answered(greeting, judged.coverage(greeting), 0.3) == pytest.approx(0.3)  # rank: only the question
+    assert judged.answered(question, judged.coverage(question), 0.3) == 1.0
     plain = "Would Caroline have Dr. Seuss books?"
     terms = text.query_terms(plain)
     judged = evidence.weigh(plain, terms, [1.0] * len(terms), [1] * len(terms))
     some = [1.0] + [0.0] * (len(terms) - 1)
-    assert judged.question is None and judged.answered(some, 0.3) == judged.coverage(some) == 1 / len(terms)
+    assert judged.question is None and judged.answered(some, judged.coverage(some), 0.3) == 1 / len(terms)
+    assert judged.coverage(some) == 1 / len(terms)
 
 
 def test_an_english_lead_in_ends_where_the_question_begins() -> None:

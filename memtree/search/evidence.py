@@ -205,19 +205,19 @@ class Weights:
                 best = got
         return best
 
-    def answered(self, strengths: Sequence[float], aside: float) -> float:
-        """The share of the question a chunk answers, which its rank is scaled by (0..1).
+    def answered(self, strengths: Sequence[float], coverage: float, aside: float) -> float:
+        """The share of the question a chunk answers, which its rank is scaled by (0..1), given its
+        :meth:`coverage`.
 
         :meth:`coverage` of the sentences that ask, or ``aside`` × the best clause's when larger;
-        plain :meth:`coverage` when no sentence stands apart as the question. Why: a chunk that holds a
+        plain ``coverage`` when no sentence stands apart as the question. Why: a chunk that holds a
         whole greeting or aside ("Good evening!" in "…love the book *even* more") answers nothing
         asked, yet its coverage is 1; rejection still judges every clause (:meth:`coverage`), so an
         answer the question's clause misses is not left out. Never above :meth:`coverage`.
         """
-        best = self.coverage(strengths)
         if self.question is None:
-            return best
-        return max(self.question.coverage(strengths), aside * best)
+            return coverage
+        return max(self.question.coverage(strengths), aside * coverage)
 
 
 def _gatherer(clause: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:

@@ -116,7 +116,7 @@ def run(
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = blend.keyword(scored.raw(ref), rt.score if rt else 0.0, held)
         coverage = judged.coverage(strengths)
-        answered = coverage if judged.question is None else judged.answered(strengths, settings.aside_weight)
+        answered = judged.answered(strengths, coverage, settings.aside_weight)
         return _Evidence(keyword, coverage, ref, where, rt, strengths, tree_score, answered)
 
     def candidate(ev: _Evidence) -> _Candidate | None:
