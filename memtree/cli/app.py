@@ -37,7 +37,7 @@ from memtree.cli.common import (
     _warn,
     app,
 )
-from memtree.cli.render import printable
+from memtree.cli.render import printable, say
 from memtree.cli.search import answer_json
 from memtree.errors import MemtreeError
 
@@ -198,7 +198,7 @@ def search(
     _warn(result.warnings)
     print_hits(result, explain=explain, show_text=budget is not None)
     if result.rejected:
-        sys.stderr.write(printable(f"memtree: {result.rejected}\n"))
+        say(result.rejected)
         raise typer.Exit(1)
 
 

@@ -10,7 +10,7 @@ import typer
 
 from memtree import schema
 from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _open, app, print_proposals
-from memtree.cli.render import printable
+from memtree.cli.render import printable, say
 
 
 @app.command()
@@ -40,7 +40,7 @@ def ingest(
             raise _fail(f"error: cannot read {transcript}: {exc.strerror}") from None
     report = _open(root).ingest(data, source=source, dry_run=dry_run)
     for notice in report.notices:
-        sys.stderr.write(printable(f"memtree: warning: {notice}\n"))
+        say(f"warning: {notice}")
     if json:
         _dump(schema.ingested(report))
         return

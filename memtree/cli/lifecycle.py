@@ -10,7 +10,7 @@ import typer
 
 from memtree import schema
 from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app, print_proposals
-from memtree.cli.render import printable
+from memtree.cli.render import printable, say
 
 
 @app.command()
@@ -31,7 +31,7 @@ def distill(
         raise _fail(f"error: --since {since!r} is not a date (YYYY-MM-DD)") from None
     report = _open(root).distill(files or None, day, dry_run)
     for notice in report.notices:
-        sys.stderr.write(printable(f"memtree: {notice}\n"))
+        say(notice)
     if json:
         _dump(schema.distilled(report))
         return

@@ -11,7 +11,7 @@ import typer
 
 from memtree import schema
 from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
-from memtree.cli.render import printable
+from memtree.cli.render import printable, say
 from memtree.errors import QueryError
 
 conflicts_app = typer.Typer(
@@ -199,7 +199,7 @@ def split(
         else:
             print(printable(f"{r.path}: within the limit; nothing to split"))
         for warning in r.warnings:
-            sys.stderr.write(printable(f"memtree: warning: {warning}\n"))
+            say(f"warning: {warning}")
 
 
 @app.command()
