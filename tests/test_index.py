@@ -11,7 +11,7 @@ import pytest
 from helpers import bump, steady
 
 from memtree import MemTree
-from memtree.index.chunk_index import MAX_DELTAS, Index
+from memtree.index.chunk_index import MAX_DELTAS, Index, TermCache
 
 NOTES = {
     "bank/fruit.md": "# 과일\n\n사과와 배는 가을 과일이다.\n",
@@ -301,3 +301,29 @@ def test_a_refresh_leaves_the_cycle_collector_as_it_found_it(root: Path) -> None
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def entry(matched: int) -> tuple[list[tuple[dict[int, float], set[int], set[int]]], None, dict[str, object]]:
+    """A cached term's entry as bm25.score keeps it: per segment, its matched chunks first."""
+    return [({d: 1.0 for d in range(matched)}, set(), set())], None, {}
+
+
+def test_the_term_cache_lets_the_least_recently_used_terms_go_first_by_the_chunks_they_match() -> None:
+    cache = TermCache(limit=12)
+    cache["old"], cache["used"] = entry(4), entry(4)  # 5 + 5 of 12: an entry counts one more than its chunks
+    assert cache.get("old") is not None  # "old" is now the more recently used
+    cache["new"] = entry(2)  # 3 more, past the limit: "used" must go
+    assert sorted(cache) == ["new", "old"]
+    cache["huge"] = entry(12)  # more than the whole limit: not kept, and nothing else is pushed out
+    assert sorted(cache) == ["new", "old"]
+
+
+def test_searches_answer_alike_whether_the_term_cache_holds_their_terms_or_keeps_losing_them(root: Path) -> None:
+    roomy, starved = MemTree(root, refresh_interval=0), MemTree(root, refresh_interval=0)
+    starved.search("과일")  # load the index, then give it a cache too small to keep more than a term or two
+    starved.state.index.term_cache = TermCache(limit=3)
+    queries = ["과일 커밋", "새벽 색인 점검", "망치 선반", "과일 가을", "커밋 메시지 평서체", "과일 커밋"]
+    for query in queries + queries:
+        want, got = roomy.search(query, cache=False), starved.search(query, cache=False)
+        assert [(h.path, h.lines, h.score) for h in got.hits] == [(h.path, h.lines, h.score) for h in want.hits]
+    assert 0 < starved.state.index.term_cache.currsize <= 3

@@ -35,6 +35,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cachetools import LRUCache
+
 from memtree import config
 from memtree.index import bm25, dense, manifest, segment_files, survey
 from memtree.index.manifest import FileEntry, FileTable
@@ -75,8 +77,32 @@ read again), see ``Index._merge_deltas``."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
 _OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
-TERM_CACHE_SIZE = 2048
-"""Query terms whose matches and IDF stay cached until the index changes (the IDF cache)."""
+TERM_CACHE_POSTINGS = 300_000
+"""How many matched chunks the IDF cache keeps, over all its terms (see :class:`TermCache`)."""
+
+
+class TermCache(LRUCache[Any, Any]):
+    """The IDF cache: each query term's matches and statistics, kept until the index changes.
+
+    Sized by the chunks its terms match (``limit``, :data:`TERM_CACHE_POSTINGS`), so a few common
+    terms of a large memory cannot hold much more memory than many rare ones (the BM25 shares kept
+    beside the matches about double it); the least recently used terms leave first. A term matching
+    more chunks than the whole limit is not kept. Why not a count of terms emptied when full, as
+    before: a warm process that has answered a few hundred questions knows a few thousand terms,
+    and emptying the cache at once made every one of them a miss again.
+    """
+
+    def __init__(self, limit: int = TERM_CACHE_POSTINGS) -> None:
+        super().__init__(limit, getsizeof=_matched)
+
+    def __setitem__(self, key: Any, entry: Any) -> None:
+        if _matched(entry) <= self.maxsize:
+            super().__setitem__(key, entry)
+
+
+def _matched(entry: Any) -> int:
+    """How many chunks a cached term matches (its per-segment matches come first), plus one for the entry."""
+    return 1 + sum(len(per_segment[0]) for per_segment in entry[0])
 
 
 @dataclass
@@ -138,7 +164,7 @@ class Index:
         self.seq, self.committed = 0, b""  # the manifest as this process last read or wrote it: number, bytes
         self.persist = True
         self.warnings: list[str] = []
-        self.term_cache: dict[tuple[str, str, float], object] = {}  # IDF cache: per-term matches and df
+        self.term_cache = TermCache()  # the IDF cache: per-term matches and df
         # while `memtree index` runs: bank notes as just parsed, so the catalog need not read them again
         self.collect: dict[str, Parsed] | None = None
         self.skipped: dict[str, tuple[int, int, str]] = {}  # unreadable notes: mtime, size, reason
@@ -538,8 +564,6 @@ class Index:
         backend: Any = bm25
         if vectorize and sum(len(seg.post_doc) for seg in segments) >= dense.DENSE_MIN_POSTINGS and dense.available():
             backend = dense
-        if len(self.term_cache) > TERM_CACHE_SIZE:
-            self.term_cache.clear()
         s = settings
         return backend.score(  # type: ignore[no-any-return]
             segments, qterms, s.partial_match, s.k1, s.b, self.term_cache, s.infix_match, tiers, boosts
