@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -402,3 +403,21 @@ def test_a_word_that_frames_the_question_is_no_evidence_even_when_memory_holds_i
     # a chunk holding only the framing words covers nothing of the question
     strengths = [1.0 if q in {text.term("say"), text.term("yes")} else 0.0 for q in qterms]
     assert judged.coverage(strengths) == 0.0
+
+
+def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answers() -> None:
+    # Why: the lazy cut skips a candidate whose ceiling cannot reach the top k; a ceiling below its
+    # evidence factor would drop a hit. Every strength pattern of a message with an aside and a question.
+    from memtree.search import pipeline as search_module
+
+    query = "Good evening! What did Melanie paint last year? Thanks."
+    qterms = text.query_terms(query)
+    idfs = [1.0 + i % 3 for i in range(len(qterms))]
+    judged = evidence.weigh(query, qterms, idfs, [1] * len(qterms))
+    assert judged.question is not None and 4 <= len(qterms) <= 8
+    ref = (0, 0)
+    for strengths in itertools.product((0.0, 0.7, 1.0), repeat=len(qterms)):
+        held = sum(w * s for w, s in zip(judged.weights, strengths))
+        (ceiling,) = search_module._ceilings([(1.0, ref)], [held], {ref: (None, None)}, judged, 1.0, 1.0, 0.3)  # type: ignore[dict-item]
+        coverage = judged.coverage(strengths)
+        assert ceiling >= judged.answered(strengths, coverage, 0.3) - 1e-12

@@ -141,18 +141,25 @@ def clauses(
 @functools.lru_cache(maxsize=SENTENCES_KEPT)
 def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool, int], ...]:
     """The query's clauses that hold anything: per clause, the terms it says (its days too), whether
-    it asks, and the number of the sentence it is in.
+    it asks, and the number of the sentence it is in; none when the query is one clause, which says
+    the query's terms and stands for the whole query (a plain question: nothing to read again).
 
     A request to the listener asks only when no other sentence does."""
+    parts = [
+        (sentence, part)
+        for sentence, whole in enumerate(_SENTENCE_SPLIT.split(query))
+        for part in _CLAUSE_END.split(whole)
+        if part.strip()
+    ]
+    if len(parts) < 2:
+        return ()
     out = []
     to_listener = []
-    for sentence, whole in enumerate(_SENTENCE_SPLIT.split(query)):
-        for part in _CLAUSE_END.split(whole):
-            if part.strip():
-                words, days, _ = dates.query_dates(part, today)
-                asks = is_question(part)
-                out.append(((*text.query_terms(words), *days), asks, sentence))
-                to_listener.append(asks and bool(_LISTENER.match(part)))
+    for sentence, part in parts:
+        words, days, _ = dates.query_dates(part, today)
+        asks = is_question(part)
+        out.append(((*text.query_terms(words), *days), asks, sentence))
+        to_listener.append(asks and bool(_LISTENER.match(part)))
     if any(asks and not listener for (_, asks, _), listener in zip(out, to_listener)):
         out = [(said, asks and not listener, at) for (said, asks, at), listener in zip(out, to_listener)]
     return tuple(out)

@@ -149,7 +149,7 @@ def run(
         if semantic is None and reranked:
             most = adjust.max_factor if adjust is not None else 1.0
             masses = scored.evidence([ref for _, ref in wanted])
-            bounds = _ceilings(wanted, masses, places, judged, most, settings.evidence_weight)
+            bounds = _ceilings(wanted, masses, places, judged, most, settings.evidence_weight, settings.aside_weight)
             ranked = _weigh_lazily(wanted, k, bounds, scored, evidenced, candidate, settings, most, paired)
         else:
             if semantic is not None:
@@ -308,16 +308,20 @@ def _ceilings(
     judged: evidence.Weights,
     max_factor: float,
     evidence_weight: float,
+    aside: float,
 ) -> list[float]:
     """The most each candidate's rank score can be before its evidence is known.
 
     Why a sharper bound than keyword × ``max_factor``: an engine that holds each chunk's Σ idf ×
     match strength (``held``; the pure scorer does) bounds, with its route's keyword mass, the
-    chunk's coverage of any clause (a strength is the larger of the two), so most candidates are
-    passed over without being weighed.
+    chunk's coverage of any clause (a strength is the larger of the two), and so the share of the
+    question it answers (evidence.Weights.answered: its question's clauses, or ``aside`` × any),
+    so most candidates are passed over without being weighed.
     """
     w = judged.weights
     smallest = min((total for _, _, total in judged.weighed), default=0.0)
+    question = judged.question
+    asked = min((total for _, _, total in question.weighed), default=0.0) if question is not None else 0.0
     # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
     routed_mass: dict[int, float] = {}
     bounds = []
@@ -332,6 +336,8 @@ def _ceilings(
                     extra = routed_mass[id(rt)] = sum(w[qi] * s for qi, s in rt.terms.items() if qi < len(w))
                 mass += extra
             share = min(1.0, mass / smallest)
+            if question is not None:
+                share = max(min(1.0, mass / asked) if asked > 0 else 0.0, aside * share)
         bounds.append((keyword or 0.0) * (1.0 - evidence_weight + evidence_weight * share) * max_factor)
     return bounds
 
@@ -362,7 +368,7 @@ def _weigh_lazily(
     ew, aw = settings.evidence_weight, settings.adjacency_weight
 
     def tight(ev: _Evidence) -> float:  # adjacency, known once the text is read, needs both words of a pair
-        return ev.keyword * (1.0 - ew + ew * ev.coverage) * (1.0 - aw + aw * paired.possible(ev.strengths)) * max_factor
+        return ev.keyword * (1.0 - ew + ew * ev.answered) * (1.0 - aw + aw * paired.possible(ev.strengths)) * max_factor
 
     order = sorted(((bound, n) for n, bound in enumerate(bounds)), key=lambda pair: -pair[0])
     # Why all in one batch: most candidates are evidenced before the cut (26-29 of 30 on the dev trees)

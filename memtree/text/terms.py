@@ -249,6 +249,8 @@ _ASKING = ("어떠한", "어떤", "어느", "무슨", "몇")
 
 def _unask(term: str) -> str:
     """A query term without a question word glued to its front (``몇층`` → ``층``); '' if nothing is left."""
+    if not term.startswith(_ASKING):  # most terms: one C call, not one per question word
+        return term
     for head in _ASKING:
         if term.startswith(head) and len(term) > len(head) and is_hangul(term):
             rest = korean_stem(term[len(head) :])
