@@ -241,13 +241,13 @@ def test_a_chunk_answers_the_question_not_the_greeting() -> None:
     greeting = [1.0 if q in text.query_terms("Good evening") else 0.0 for q in qterms]
     question = [0.0 if q in text.query_terms("Good evening") else 1.0 for q in qterms]
     assert judged.coverage(greeting) == judged.coverage(question) == 1.0  # rejection: either may answer
-    assert judged.answered(greeting, judged.coverage(greeting), 0.3) == pytest.approx(0.3)  # rank: only the question
-    assert judged.answered(question, judged.coverage(question), 0.3) == 1.0
+    assert judged.answered(greeting, 0.3) == pytest.approx(0.3)  # rank: only the question
+    assert judged.answered(question, 0.3) == 1.0
     plain = "Would Caroline have Dr. Seuss books?"
     terms = text.query_terms(plain)
     judged = evidence.weigh(plain, terms, [1.0] * len(terms), [1] * len(terms))
     some = [1.0] + [0.0] * (len(terms) - 1)
-    assert judged.question is None and judged.answered(some, judged.coverage(some), 0.3) == 1 / len(terms)
+    assert judged.question is None and judged.answered(some, 0.3) == 1 / len(terms)
     assert judged.coverage(some) == 1 / len(terms)
 
 
@@ -405,7 +405,7 @@ def test_a_word_that_frames_the_question_is_no_evidence_even_when_memory_holds_i
     assert judged.coverage(strengths) == 0.0
 
 
-def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answers() -> None:
+def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answers_and_shares_agree() -> None:
     # Why: the lazy cut skips a candidate whose ceiling cannot reach the top k; a ceiling below its
     # evidence factor would drop a hit. Every strength pattern of a message with an aside and a question.
     from memtree.search import pipeline as search_module
@@ -419,5 +419,8 @@ def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answer
     for strengths in itertools.product((0.0, 0.7, 1.0), repeat=len(qterms)):
         held = sum(w * s for w, s in zip(judged.weights, strengths))
         (ceiling,) = search_module._ceilings([(1.0, ref)], [held], {ref: (None, None)}, judged, 1.0, 1.0, 0.3)  # type: ignore[dict-item]
-        coverage = judged.coverage(strengths)
-        assert ceiling >= judged.answered(strengths, coverage, 0.3) - 1e-12
+        coverage, answered = judged.shares(strengths, 0.3)
+        assert ceiling >= answered - 1e-12
+        # one look at the clauses gives what looking at the message's and the question's apart gives
+        assert coverage == judged.coverage(strengths)
+        assert answered == max(judged.question.coverage(strengths), 0.3 * coverage)

@@ -178,6 +178,8 @@ class Weights:
     # per query term, the weighed clauses holding it; per weighed clause, what reads its terms' strengths
     _touching: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
     _gather: tuple[Callable[[Sequence[float]], tuple[float, ...]], ...] = field(init=False, repr=False, compare=False)
+    # per weighed clause, whether it is one of the question's (``question.clauses``)
+    _asked: tuple[bool, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         w = self.weights
@@ -193,28 +195,15 @@ class Weights:
         object.__setattr__(self, "weighed", tuple(weighed))
         object.__setattr__(self, "_touching", tuple(map(tuple, touching)))
         object.__setattr__(self, "_gather", tuple(_gatherer(clause) for _, clause, _ in weighed))
+        asked = frozenset(self.question.clauses) if self.question is not None else frozenset()
+        object.__setattr__(self, "_asked", tuple(clause in asked for _, clause, _ in weighed))
 
     def coverage(self, strengths: Sequence[float]) -> float:
         """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
-        if self.whole:  # a plain question: one weighted share
-            return sum(map(mul, self.weights, strengths)) / self.whole
-        # Why only the clauses a matched term is in: a chunk holds few words of a long message, and a
-        # clause it holds none of has a share of 0
-        touched: set[int] = set()
-        touching = self._touching
-        for i in itertools.compress(range(len(touching)), strengths):
-            touched.update(touching[i])
-        best = 0.0
-        weighed, gather = self.weighed, self._gather
-        for c in touched:
-            got = sum(map(mul, weighed[c][0], gather[c](strengths))) / weighed[c][2]
-            if got > best:
-                best = got
-        return best
+        return self.shares(strengths, 1.0)[0]
 
-    def answered(self, strengths: Sequence[float], coverage: float, aside: float) -> float:
-        """The share of the question a chunk answers, which its rank is scaled by (0..1), given its
-        :meth:`coverage`.
+    def answered(self, strengths: Sequence[float], aside: float) -> float:
+        """The share of the question a chunk answers, which its rank is scaled by (0..1).
 
         :meth:`coverage` of the sentences that ask, or ``aside`` × the best clause's when larger;
         plain ``coverage`` when no sentence stands apart as the question. Why: a chunk that holds a
@@ -222,9 +211,31 @@ class Weights:
         asked, yet its coverage is 1; rejection still judges every clause (:meth:`coverage`), so an
         answer the question's clause misses is not left out. Never above :meth:`coverage`.
         """
+        return self.shares(strengths, aside)[1]
+
+    def shares(self, strengths: Sequence[float], aside: float) -> tuple[float, float]:
+        """(:meth:`coverage`, :meth:`answered`) in one look at the clauses: the question's clauses
+        are among the message's."""
+        if self.whole:  # a plain question: one weighted share
+            got = sum(map(mul, self.weights, strengths)) / self.whole
+            return got, got
+        # Why only the clauses a matched term is in: a chunk holds few words of a long message, and a
+        # clause it holds none of has a share of 0
+        touched: set[int] = set()
+        touching = self._touching
+        for i in itertools.compress(range(len(touching)), strengths):
+            touched.update(touching[i])
+        best = in_question = 0.0
+        weighed, gather, asked = self.weighed, self._gather, self._asked
+        for c in touched:
+            got = sum(map(mul, weighed[c][0], gather[c](strengths))) / weighed[c][2]
+            if got > best:
+                best = got
+            if got > in_question and asked[c]:
+                in_question = got
         if self.question is None:
-            return coverage
-        return max(self.question.coverage(strengths), aside * coverage)
+            return best, best
+        return best, max(in_question, aside * best)
 
 
 def _gatherer(clause: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:

@@ -115,8 +115,7 @@ def run(
             strengths = _stronger(strengths, by_keyword)
         if keyword is None:  # a chunk semantic search found: the same blend top() computes
             keyword = blend.keyword(scored.raw(ref), rt.score if rt else 0.0, held)
-        coverage = judged.coverage(strengths)
-        answered = judged.answered(strengths, coverage, settings.aside_weight)
+        coverage, answered = judged.shares(strengths, settings.aside_weight)
         return _Evidence(keyword, coverage, ref, where, rt, strengths, tree_score, answered)
 
     def candidate(ev: _Evidence) -> _Candidate | None:
