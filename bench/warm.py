@@ -16,14 +16,24 @@ file; ``--same-as`` compares this run's with such a file and lists the queries t
 1 if any), so two versions of the code can be shown to answer alike. To compare versions, run
 this script from each checkout in turn (``PYTHONPATH=CHECKOUT``), alternating, on trees built by
 that checkout's ``memtree index``. Code older than ``search(now=...)`` is timed at the clock's now.
+
+``--instructions LO:N`` counts instructions instead of timing (valgrind's callgrind, which must be
+installed): the script runs itself under callgrind, makes one whole warm pass over every query of
+each TREE, then queries LO to LO+N − 1 with counting on, and prints M instructions per query. Unlike
+CPU time, the count does not move with the machine's load or speed, so two versions compare to a
+few tenths of a percent; it does not see what memory and caches cost.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -52,7 +62,62 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--hits-out", type=Path, help="write every query's hits to this JSON file")
     ap.add_argument("--same-as", type=Path, help="compare every query's hits with this --hits-out file")
+    ap.add_argument(
+        "--instructions",
+        metavar="LO:N",
+        help="count instructions of queries LO..LO+N-1 after a warm pass, under valgrind's callgrind",
+    )
+    ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # the run callgrind watches
     return ap.parse_args(argv)
+
+
+def sample(spec: str) -> tuple[int, int]:
+    """LO and N of ``--instructions LO:N``."""
+    lo, _, n = spec.partition(":")
+    if not (lo.isdigit() and n.isdigit() and int(n) > 0):
+        sys.exit(f"error: --instructions wants LO:N (say 1000:300), not {spec!r}")
+    return int(lo), int(n)
+
+
+def counted_run(tree: Path, args: argparse.Namespace) -> None:
+    """The part callgrind watches: a whole warm pass, then the sample inside ``eval`` — its C function
+    ``builtin_eval`` is what counting is toggled on."""
+    from memtree.errors import QueryError
+
+    lo, n = sample(args.instructions)
+    queries = [q["query"] for q in load_jsonl(tree / "queries.jsonl")]
+    mt = open_tree(tree, args.refresh_interval)
+    kwargs: dict[str, Any] = {"k": args.k, "cache": False}
+    if supports_kwarg(mt.search, "now"):
+        kwargs["now"] = datetime.fromisoformat(args.now)
+
+    def run(part: list[str]) -> None:
+        for query in part:
+            with contextlib.suppress(QueryError):
+                mt.search(query, **kwargs)
+
+    run(queries)  # the IDF cache as a long-running process holds it
+    part = queries[lo : lo + n]
+    if len(part) < n:
+        sys.exit(f"error: {tree}: {len(queries)} queries, no {n} from the {lo}th")
+    eval("run(part)", {"run": run, "part": part})
+    print(f"[bench] {tree.name}: {len(queries)} queries warm, then {len(part)} counted", file=sys.stderr)
+
+
+def count_instructions(tree: Path, args: argparse.Namespace) -> float:
+    """M instructions per query of the sample, from callgrind's own count."""
+    if shutil.which("valgrind") is None:
+        sys.exit("error: --instructions needs valgrind (apt-get install valgrind)")
+    cmd = [
+        "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=builtin_eval",
+        "--callgrind-out-file=/dev/null", sys.executable, str(Path(__file__).resolve()), str(tree),
+        "--instructions", args.instructions, "--counted", "-k", str(args.k), "--now", args.now,
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    found = re.search(r"Collected\s*:\s*([\d,]+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        sys.exit(f"error: callgrind on {tree} failed:\n{done.stderr[-2000:]}")
+    return int(found[1].replace(",", "")) / sample(args.instructions)[1] / 1e6
 
 
 def hit_record(hit: Any, root: Path) -> dict[str, Any]:
@@ -158,6 +223,19 @@ def main(argv: list[str] | None = None) -> None:
     for tree in args.trees:
         if not (tree / "queries.jsonl").is_file():
             sys.exit(f"error: {tree}: not a materialized benchmark tree (no queries.jsonl)")
+    if args.instructions:
+        sample(args.instructions)
+        if args.counted:
+            counted_run(args.trees[0].resolve(), args)
+            return
+        rows = []
+        for tree in args.trees:
+            per_query = count_instructions(tree.resolve(), args)
+            print(f"[bench] {tree.name}: {per_query:.3f} M instructions/query", file=sys.stderr, flush=True)
+            rows.append([tree.name, args.instructions, f"{per_query:.3f}"])
+        print(f"\nwarm MemTree.search, instructions (callgrind) after a warm pass, k={args.k}\n")
+        print(md_table(["tree", "queries LO:N", "M instructions/query"], rows))
+        return
     rows, all_hits = [], {}
     for tree in args.trees:
         figures, hits = time_tree(tree.resolve(), args)
