@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from cachetools import LRUCache
 from helpers import node, wait_for, write_root
 
 pytest.importorskip("pymilvus")
@@ -134,6 +135,12 @@ def test_sync_search_and_explain_match_the_local_engine(tmp_path: Path) -> None:
         assert [h.score for h in ours.hits] == pytest.approx([h.score for h in theirs.hits], rel=1e-9)
         assert [h.signals for h in ours.hits] == [h.signals for h in theirs.hits]
         assert not ours.warnings
+    engine.df_cache = LRUCache(1)  # a cache that keeps one term: every other df is found again, alike
+    for query in ("배포", "데이터베이스 회의", "배포"):
+        ours = mt.search(query, k=5, cache=False, now=NOW, tier="all")
+        theirs = local.search(query, k=5, cache=False, now=NOW, tier="all")
+        assert [(h.path, h.lines, h.signals) for h in ours.hits] == [(h.path, h.lines, h.signals) for h in theirs.hits]
+    assert len(engine.df_cache) == 1
     release(mt)
     found = rows(root)
     assert spans(found) == local_spans(root)

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from cachetools import LRUCache
 
 from memtree.index import milvus_dense
 from memtree.index.chunk_index import INDEX_FORMAT, Index, Report, _Parsed
@@ -67,6 +69,11 @@ def make_index(root: Path, settings: Settings) -> Index:
     return Index(root, settings.index.max_note_bytes)
 
 
+DF_CACHE_TERMS = 16_384
+"""Query terms whose document frequency (per tiers searched) stays known until the index changes;
+the least recently used leave first."""
+
+
 class MilvusIndex(Index):
     """memtree's chunk index, searched through a Milvus collection kept in step with it."""
 
@@ -93,7 +100,7 @@ class MilvusIndex(Index):
         # path → (hash, scope, chunks, text: kept only while rows may carry vectors, for their passages)
         self._parsed_now: dict[str, tuple[str, str, list[tuple[int, int, list[str]]], str | None]] = {}
         self._keys: dict[str, dict[str, int]] = {}  # path → row key → chunk number (from the ledger)
-        self.df_cache: dict[tuple[str, float, float, frozenset[str] | None], int] = {}  # a term's df, per tiers
+        self.df_cache: MutableMapping[tuple[str, float, float, frozenset[str] | None], int] = LRUCache(DF_CACHE_TERMS)
         self.df_version = -1  # the index version df_cache was filled at
 
     # --- keeping the collection in step ------------------------------------------------------

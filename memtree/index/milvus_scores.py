@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memtree.index import milvus_forms as forms
@@ -51,7 +51,7 @@ class Shadowed(Protocol):
     @property
     def version(self) -> int: ...
 
-    df_cache: dict[tuple[str, float, float, frozenset[str] | None], int]
+    df_cache: MutableMapping[tuple[str, float, float, frozenset[str] | None], int]
     df_version: int
 
     def segment_list(self) -> list[tuple[str, Segment]]: ...
@@ -61,9 +61,6 @@ class Shadowed(Protocol):
     def local_score(
         self, qterms: Sequence[str], tiers: frozenset[str] | None, settings: SearchSettings, vectorize: bool
     ) -> Scores: ...
-
-
-_TERM_CACHE_SIZE = 2048
 
 
 def where(tiers: frozenset[str] | None, skip: tuple[str, ...], paths: Sequence[str] = ()) -> str:
@@ -97,7 +94,7 @@ class MilvusScores:
         n_docs = sum(c.n_docs for c in counts)
         total = sum(c.total_len for c in counts)
         self.avgdl = total / n_docs if n_docs else 1.0
-        if len(engine.df_cache) > _TERM_CACHE_SIZE or engine.df_version != engine.version:
+        if engine.df_version != engine.version:
             engine.df_cache.clear()
             engine.df_version = engine.version
         self.stats = [TermStats(q, df, bm25_idf(n_docs, df)) for q in self.qterms for df in [self._df(q)]]
