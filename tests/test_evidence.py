@@ -247,7 +247,7 @@ def test_a_chunk_answers_the_question_not_the_greeting() -> None:
     terms = text.query_terms(plain)
     judged = evidence.weigh(plain, terms, [1.0] * len(terms), [1] * len(terms))
     some = [1.0] + [0.0] * (len(terms) - 1)
-    assert judged.question is None and judged.answered(some, 0.3) == 1 / len(terms)
+    assert not judged.question and judged.answered(some, 0.3) == 1 / len(terms)
     assert judged.coverage(some) == 1 / len(terms)
 
 
@@ -414,7 +414,7 @@ def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answer
     qterms = text.query_terms(query)
     idfs = [1.0 + i % 3 for i in range(len(qterms))]
     judged = evidence.weigh(query, qterms, idfs, [1] * len(qterms))
-    assert judged.question is not None and 4 <= len(qterms) <= 8
+    assert judged.question and 4 <= len(qterms) <= 8
     ref = (0, 0)
     for strengths in itertools.product((0.0, 0.7, 1.0), repeat=len(qterms)):
         held = sum(w * s for w, s in zip(judged.weights, strengths))
@@ -423,4 +423,4 @@ def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answer
         assert ceiling >= answered - 1e-12
         # one look at the clauses gives what looking at the message's and the question's apart gives
         assert coverage == judged.coverage(strengths)
-        assert answered == max(judged.question.coverage(strengths), 0.3 * coverage)
+        assert answered == max(evidence.Weights(judged.weights, judged.question).coverage(strengths), 0.3 * coverage)

@@ -172,7 +172,7 @@ class Weights:
     weights: tuple[float, ...]
     clauses: tuple[tuple[int, ...], ...]
     whole: float = 0.0  # the total weight when the one clause is the whole query: coverage's fast path
-    question: Weights | None = None  # the clauses of the sentences that ask, when others do not
+    question: tuple[tuple[int, ...], ...] = ()  # the clauses of the sentences that ask, when others do not
     # per clause with any weight: its terms' weights and indexes, and its total weight
     weighed: tuple[tuple[tuple[float, ...], tuple[int, ...], float], ...] = field(init=False, repr=False)
     # per query term, the weighed clauses holding it; per weighed clause, what reads its terms' strengths
@@ -195,7 +195,7 @@ class Weights:
         object.__setattr__(self, "weighed", tuple(weighed))
         object.__setattr__(self, "_touching", tuple(map(tuple, touching)))
         object.__setattr__(self, "_gather", tuple(_gatherer(clause) for _, clause, _ in weighed))
-        asked = frozenset(self.question.clauses) if self.question is not None else frozenset()
+        asked = frozenset(self.question)
         object.__setattr__(self, "_asked", tuple(clause in asked for _, clause, _ in weighed))
 
     def coverage(self, strengths: Sequence[float]) -> float:
@@ -233,9 +233,15 @@ class Weights:
                 best = got
             if got > in_question and asked[c]:
                 in_question = got
-        if self.question is None:
+        if not self.question:
             return best, best
         return best, max(in_question, aside * best)
+
+    def lightest(self) -> tuple[float, float]:
+        """The smallest total weight of a weighed clause, and of a weighed clause of the question (0 if none)."""
+        totals = [total for _, _, total in self.weighed]
+        asked = [total for total, a in zip(totals, self._asked) if a]
+        return min(totals, default=0.0), min(asked, default=0.0)
 
 
 def _gatherer(clause: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
@@ -265,7 +271,7 @@ def weigh(
     parts = tuple(clauses(query, qterms, today, aliases))
     whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
     asked = tuple(clauses(query, qterms, today, aliases, asking=True))
-    return Weights(weights, parts, whole, Weights(weights, asked) if asked else None)
+    return Weights(weights, parts, whole, asked)
 
 
 def bounded(qterms: Sequence[str], dfs: Sequence[int], limit: int = MAX_TERMS) -> list[str]:

@@ -318,9 +318,7 @@ def _ceilings(
     so most candidates are passed over without being weighed.
     """
     w = judged.weights
-    smallest = min((total for _, _, total in judged.weighed), default=0.0)
-    question = judged.question
-    asked = min((total for _, _, total in question.weighed), default=0.0) if question is not None else 0.0
+    smallest, asked = judged.lightest()
     # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
     routed_mass: dict[int, float] = {}
     bounds = []
@@ -335,7 +333,7 @@ def _ceilings(
                     extra = routed_mass[id(rt)] = sum(w[qi] * s for qi, s in rt.terms.items() if qi < len(w))
                 mass += extra
             share = min(1.0, mass / smallest)
-            if question is not None:
+            if judged.question:
                 share = max(min(1.0, mass / asked) if asked > 0 else 0.0, aside * share)
         bounds.append((keyword or 0.0) * (1.0 - evidence_weight + evidence_weight * share) * max_factor)
     return bounds
