@@ -11,7 +11,8 @@ import pytest
 from helpers import bump, steady
 
 from memtree import MemTree
-from memtree.index.chunk_index import MAX_DELTAS, Index, TermCache
+from memtree.index.chunk_index import MAX_DELTAS, Index
+from memtree.index.term_cache import TermCache
 
 NOTES = {
     "bank/fruit.md": "# 과일\n\n사과와 배는 가을 과일이다.\n",

@@ -35,12 +35,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cachetools import LRUCache
-
 from memtree import config
 from memtree.index import bm25, dense, manifest, segment_files, survey
 from memtree.index.manifest import FileEntry, FileTable
 from memtree.index.segment import Segment, build_segment_ids, merge_segments
+from memtree.index.term_cache import TermCache
 from memtree.index.vocab import NO_TERM, Vocabulary
 from memtree.notes import store
 from memtree.notes.chunks import Document
@@ -77,32 +76,6 @@ read again), see ``Index._merge_deltas``."""
 DELTA_REBUILD_SHARE = 0.2
 """A delta holding more than this share of all bytes triggers a full rebuild."""
 _OVER = "over index.max_note_bytes"  # in a skipped note's reason: the note is too big to index
-TERM_CACHE_POSTINGS = 300_000
-"""How many matched chunks the IDF cache keeps, over all its terms (see :class:`TermCache`)."""
-
-
-class TermCache(LRUCache[Any, Any]):
-    """The IDF cache: each query term's matches and statistics, kept until the index changes.
-
-    Sized by the chunks its terms match (``limit``, :data:`TERM_CACHE_POSTINGS`), so a few common
-    terms of a large memory cannot hold much more memory than many rare ones (the BM25 shares kept
-    beside the matches about double it); the least recently used terms leave first. A term matching
-    more chunks than the whole limit is not kept. Why not a count of terms emptied when full, as
-    before: a warm process that has answered a few hundred questions knows a few thousand terms,
-    and emptying the cache at once made every one of them a miss again.
-    """
-
-    def __init__(self, limit: int = TERM_CACHE_POSTINGS) -> None:
-        super().__init__(limit, getsizeof=_matched)
-
-    def __setitem__(self, key: Any, entry: Any) -> None:
-        if _matched(entry) <= self.maxsize:
-            super().__setitem__(key, entry)
-
-
-def _matched(entry: Any) -> int:
-    """How many chunks a cached term matches (its per-segment matches come first), plus one for the entry."""
-    return 1 + sum(len(per_segment[0]) for per_segment in entry[0])
 
 
 @dataclass
