@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memtree import MemTree
-from memtree.search import evidence
+from memtree.search import evidence, message
 from memtree.text import terms as text
 
 
@@ -137,7 +137,7 @@ def test_a_short_question_about_something_absent_is_still_rejected(make_root: Ca
     ],
 )
 def test_questions_are_told_from_asides(clause: str, asks: bool) -> None:
-    assert evidence.is_question(clause) is asks
+    assert message.is_question(clause) is asks
 
 
 def test_a_message_that_asks_ranks_by_its_questions_words() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memtree import MemTree
-from memtree.search import evidence
+from memtree.search import evidence, message
 from memtree.search.repair import one_edit
 from memtree.text import terms as text
 
@@ -89,7 +89,7 @@ def test_the_word_after_how_that_asks_a_quantity_is_part_of_the_question() -> No
 def test_framing_words_and_a_formal_imperative_weigh_nothing_when_absent() -> None:
     for term in ["likely", "answer", text.english_stem("probably"), "적으시오"]:
         assert evidence.proves_little(term), term
-    assert evidence.is_question("김정남이 죽은 시간을 정확히 적으시오")
+    assert message.is_question("김정남이 죽은 시간을 정확히 적으시오")
     assert not evidence.proves_little("education")
 
 

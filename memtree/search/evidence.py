@@ -11,9 +11,10 @@ a missing name is the best sign that the memory cannot answer — unless its for
 conversational predicate (``알려주실``, ``궁금합니다``, ``하셨어요``) or stray jamo (``ㅎㅎ``):
 those carry no topic, and no memory would hold them. A word that frames the question (``likely``,
 ``answer`` yes or no, what did X ``say``) weighs nothing, held or not. A day (memtree.text.dates) counts when a note is
-about it and weighs nothing when none is: most notes carry no date. A clause is a sentence of the message (split
-at ``. ? !`` and line breaks); a one-sentence question is judged exactly as a whole. A request to the
-listener beside another question (``Any idea?``, ``Can you check?``) asks nothing of memory: it is an aside.
+about it and weighs nothing when none is: most notes carry no date. The clauses, and which of them ask, are
+memtree.search.message's (a sentence of the message, or part of one cut at a connective); a
+one-sentence question is judged exactly as a whole. A request to the listener beside another
+question (``Any idea?``, ``Can you check?``) asks nothing of memory: it is an aside.
 
 Very long inputs are bounded: past ``MAX_TERMS`` distinct terms, the most informative present
 terms (highest IDF) are kept, so a pasted page is searched by its rarest words, the same way
@@ -23,7 +24,6 @@ every time.
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import re
 import unicodedata
@@ -32,28 +32,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from operator import itemgetter, mul
 
-from memtree.text import date_terms as dates
+from memtree.search import message
 from memtree.text import terms as text
 
 MAX_TERMS = 48
 """Distinct query terms searched at most; why: a pasted 3,000-character prompt has hundreds."""
-SENTENCES_KEPT = 64
-"""Messages whose sentences are kept read; why: one search weighs and boosts the same message up to four times."""
-
-# Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
-# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / ", and where …" open an
-# English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
-# A full stop after a title or a Latin abbreviation ends no sentence: "Would Caroline have Dr. Seuss books?"
-_NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("dr", "mr", "mrs", "ms", "st", "jr", "sr", "prof", "vs", "e.g", "i.e"))
-_SENTENCE = rf"(?<=[.?!。？！~…]){_NOT_AN_END}\s+|\n+"
-_CLAUSE_END = re.compile(
-    _SENTENCE + r"|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
-    r"|(?:,?\s+and|[,:;])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
-    re.IGNORECASE,
-)
-# Why: a sentence ends at its mark or a line break; the connectives above end a clause inside one
-# ("레져파크화 되면서 생긴 반대운동은?" is one question in two clauses)
-_SENTENCE_SPLIT = re.compile(_SENTENCE, re.IGNORECASE)
 _JAMO = re.compile(r"[\u3130-\u318f]+")
 # Why: endings of Korean conversational predicates — polite, interrogative and connective forms
 # that never name a topic. Nouns (names above all) do not end this way.
@@ -121,7 +104,7 @@ def clauses(
     every sentence asks or none does, so that nothing stands apart as the question. Why a whole
     sentence: a Korean connective cuts a question in clauses (``…화 되면서 생긴 반대운동은?``).
     """
-    parts = _sentences(query, today)
+    parts = message.read(query, today).parts
     asked = {at for _, asks, at in parts if asks}  # the sentences that ask, each with all its clauses
     if asking and (not asked or all(at in asked for _, _, at in parts)):
         return []
@@ -136,33 +119,6 @@ def clauses(
         if idx and idx not in out:
             out.append(idx)
     return out or ([] if asking else [tuple(range(len(qterms)))])
-
-
-@functools.lru_cache(maxsize=SENTENCES_KEPT)
-def _sentences(query: str, today: date | None) -> tuple[tuple[tuple[str, ...], bool, int], ...]:
-    """The query's clauses that hold anything: per clause, the terms it says (its days too), whether
-    it asks, and the number of the sentence it is in; none when the query is one clause, which says
-    the query's terms and stands for the whole query (a plain question: nothing to read again).
-
-    A request to the listener asks only when no other sentence does."""
-    parts = [
-        (sentence, part)
-        for sentence, whole in enumerate(_SENTENCE_SPLIT.split(query))
-        for part in _CLAUSE_END.split(whole)
-        if part.strip()
-    ]
-    if len(parts) < 2:
-        return ()
-    out = []
-    to_listener = []
-    for sentence, part in parts:
-        words, days, _ = dates.query_dates(part, today)
-        asks = is_question(part)
-        out.append(((*text.query_terms(words), *days), asks, sentence))
-        to_listener.append(asks and bool(_LISTENER.match(part)))
-    if any(asks and not listener for (_, asks, _), listener in zip(out, to_listener)):
-        out = [(said, asks and not listener, at) for (said, asks, at), listener in zip(out, to_listener)]
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -263,7 +219,7 @@ def weigh(
     """Evidence weights and clauses for a query whose terms have these IDFs and document frequencies."""
     # a written date's words (7, jan, 2024) are evidenced by its day term, matched or not; a framing
     # word weighs nothing, held or not
-    written = dates.query_dates(query, today)[2]
+    written = message.read(query, today).written
     weights = tuple(
         0.0 if q in written or q in _FRAMING or (df == 0 and proves_little(q)) else idf
         for q, idf, df in zip(qterms, idfs, dfs)
@@ -399,35 +355,6 @@ def _side_by_side(low: str, lo: int, hi: int) -> bool:
     return _NEAR.fullmatch(low, lo, hi) is not None and not _SENTENCE_END.search(low, lo, hi)
 
 
-_QUESTION_END = re.compile(r"[?？]\s*$")
-# Why: interrogative endings (하나요, 할까요, 인가, 는지 …) mark a Korean question without a "?"
-_KO_QUESTION = tuple("나요 까요 니까 습니까 는가 은가 인가 는지 은지 인지 던가 을까 냐 니 나 죠 지요 시오".split())
-_EN_QUESTION = frozenset(
-    "what when where who whom whose why how which do does did is are was were can could would will have has".split()
-)
-
-
-# Why: "Any idea?", "Can you check?", "Do you know?" beside a question ask the listener to act, not
-# memory about a topic; their words (idea, check, know) are no more the question's than "thanks" is
-_LISTENER = re.compile(r"\W*(?:(?:can|could|would|will|do|did)\s+you\b|any\s+(?:idea|clue|thoughts?)\b)", re.IGNORECASE)
-
-
-def is_question(clause: str) -> bool:
-    """A clause that asks: ends with ``?``, with a Korean interrogative ending, or opens like an English
-    question and does not end as a statement (``Would love to know.`` is one)."""
-    clause = clause.strip()
-    stripped = clause.rstrip(".!~… ")
-    if not stripped:
-        return False
-    if _QUESTION_END.search(clause):
-        return True
-    words = stripped.split()
-    last = words[-1]
-    if text.is_hangul(last) and last.endswith(_KO_QUESTION):
-        return True
-    return text.normalize(words[0]) in _EN_QUESTION and clause[-1] not in ".!"
-
-
 def boosts(
     query: str, qterms: Sequence[str], today: date | None, aside: float, aliases: Mapping[str, str] | None = None
 ) -> list[float] | None:
@@ -436,7 +363,7 @@ def boosts(
     None for a plain question, or a message whose clauses all ask (or none does): then every word
     counts alike.
     """
-    parts = _sentences(query, today)
+    parts = message.read(query, today).parts
     if len(parts) < 2:
         return None
     asking = [asks for _, asks, _ in parts]

@@ -17,10 +17,9 @@ from memtree.errors import EmptyMemory, MemtreeError, QueryError
 from memtree.notes import scopes, store
 from memtree.notes import tree as treemod
 from memtree.notes.layout import skipped
-from memtree.search import decay
+from memtree.search import decay, message
 from memtree.search.pipeline import run
 from memtree.search.result import SearchResult, quote_query
-from memtree.text import date_terms as dates
 from memtree.text import terms as text
 
 if TYPE_CHECKING:
@@ -81,8 +80,7 @@ def search(
     moment = now.timestamp()
     # a day the query names is a term of its own (chunks carry their days: memtree.text.dates)
     today = datetime.fromtimestamp(moment).date()
-    words, days, _ = dates.query_dates(query, today)
-    qterms = list(dict.fromkeys([*text.query_terms(words), *days]))
+    qterms = list(message.read(query, today).terms)
     if not qterms:
         raise QueryError(
             f"the query {quote_query(query)} has no searchable term (only punctuation or very common "

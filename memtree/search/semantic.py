@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from memtree.index.vectors import VECTORS_DIR, passages, wanted
 from memtree.notes import store
-from memtree.search import evidence
+from memtree.search import message
 from memtree.search.fusion import Fused
 
 if TYPE_CHECKING:
@@ -50,11 +50,11 @@ def query_texts(query: str, limit: int) -> list[str]:
 
     Why: an agent searches with the user's whole message; embedded whole, its greeting, context and
     asides pull the vector off the question (verbose KorQuAD and LoCoMo, README "Semantic search").
-    Clauses are memtree.search.evidence's, and so is what asks. At most ``limit`` questions (the longest,
+    Clauses and what asks are memtree.search.message's. At most ``limit`` questions (the longest,
     in message order), so a long prompt costs a few short embeddings; ``limit`` 0 embeds it whole.
     """
-    parts = [p.strip() for p in evidence._CLAUSE_END.split(query) if p and p.strip()]
-    asking = [p for p in parts if evidence.is_question(p)]
+    parts = [p.strip() for p in message.CLAUSE_END.split(query) if p and p.strip()]
+    asking = [p for p in parts if message.is_question(p)]
     if limit < 1 or not asking or len(asking) == len(parts):
         return [query]
     longest = set(sorted(range(len(asking)), key=lambda i: -len(asking[i]))[:limit])

@@ -12,6 +12,7 @@ import functools
 import re
 import unicodedata
 from datetime import date, datetime, timedelta
+from typing import NamedTuple
 
 from memtree.text.dates import MAX_DAY_TERMS, find_dates, valid_day
 
@@ -137,10 +138,22 @@ NOTE_DATE_KEYS = ("date", "created", "updated")
 """Frontmatter keys whose day a note is about, in order of preference."""
 
 
-@functools.lru_cache(maxsize=4096)
-def query_dates(query: str, anchor: date | None) -> tuple[str, tuple[str, ...], frozenset[str]]:
-    """The query with its relative date words blanked out, the terms of every date it names, and the
-    words of its written dates.
+class QueryDates(NamedTuple):
+    """The dates a query names, read once (:func:`query_dates`)."""
+
+    text: str  # the query as read (NFC): the offsets below index it
+    words: str  # the query with its relative date words blanked out
+    mentions: tuple[tuple[int, int, tuple[str, ...]], ...]  # each date named: its start, end and terms, in order
+    written: frozenset[str]  # the words of its written dates
+
+    @property
+    def days(self) -> tuple[str, ...]:
+        """The terms of every date the query names, each once, in order."""
+        return tuple(dict.fromkeys(t for _, _, terms in self.mentions for t in terms))
+
+
+def query_dates(query: str, anchor: date | None) -> QueryDates:
+    """The dates ``query`` names, where they are, and the query with its relative date words blanked out.
 
     Why blank only ``yesterday`` / ``지난주``: no chunk holds them as the day they mean. A written
     date (``7 Jan 2024``, ``12월 18일``) keeps its words too — a note may write that day without
@@ -151,10 +164,10 @@ def query_dates(query: str, anchor: date | None) -> tuple[str, tuple[str, ...], 
     query = unicodedata.normalize("NFC", query)
     found = find_dates(query, anchor)
     if not found:
-        return query, (), frozenset()
-    pieces, at, out, written = [], 0, [], set()
+        return QueryDates(query, query, (), frozenset())
+    pieces, at, mentions, written = [], 0, [], set()
     for m in found:
-        out.extend(range_terms(m.first, m.last))
+        mentions.append((m.start, m.end, tuple(range_terms(m.first, m.last))))
         if any(c.isdigit() for c in m.text):  # a written date stays words as well
             written.update(word_terms(m.text))
             continue
@@ -162,7 +175,7 @@ def query_dates(query: str, anchor: date | None) -> tuple[str, tuple[str, ...], 
         pieces.append(" " * (m.end - m.start))
         at = m.end
     pieces.append(query[at:])
-    return "".join(pieces), tuple(dict.fromkeys(out)), frozenset(written)
+    return QueryDates(query, "".join(pieces), tuple(mentions), frozenset(written))
 
 
 def note_day(path: str, meta: dict[str, object]) -> date | None:

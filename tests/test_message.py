@@ -1,0 +1,111 @@
+"""memtree.search.message: a message read once — its terms, its clauses, what asks — and no date cut apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memtree import MemTree
+from memtree.search import evidence, message
+from memtree.text import date_terms as dates
+from memtree.text import terms as text
+
+TODAY = date(2026, 12, 1)
+
+
+def whole(query: str) -> tuple[str, ...]:
+    """The message's terms tokenized as one piece: what its clauses' terms must add up to."""
+    said = dates.query_dates(query, TODAY)
+    return tuple(dict.fromkeys([*text.query_terms(said.words), *said.days]))
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        ("What did Elise buy on Jan. 7, 2024? Thanks!", "What did Elise buy on Jan. 7, 2024?"),
+        ("What did Elise buy on 7 Jan. 2024? Thanks!", "What did Elise buy on 7 Jan. 2024?"),
+        ("Hi! What did we agree on Sept. 3rd, 2023? Cheers.", "What did we agree on Sept. 3rd, 2023?"),
+        ("2024. 1. 7. 회의에서 뭘 정했지? 고마워요.", "2024. 1. 7. 회의에서 뭘 정했지?"),
+        ("안녕하세요. 2024. 1. 7. 회의에서 뭘 정했나요? 감사합니다", "2024. 1. 7. 회의에서 뭘 정했나요?"),
+    ],
+)
+def test_a_date_is_never_cut_from_its_question(query: str, asked: str) -> None:
+    reading = message.read(query, TODAY)
+    question = [p.said for p in reading.parts if p.asks]
+    assert question == [whole(asked)]
+    assert any(t.startswith("@d") for t in question[0])  # the day belongs to the question that names it
+
+
+def test_a_sentence_still_ends_after_a_date() -> None:
+    reading = message.read("We met on Jan. 7. What did we decide? Thanks", TODAY)
+    assert [p.said for p in reading.parts] == [whole("We met on Jan. 7."), whole("What did we decide?"), ("thank",)]
+    assert [p.asks for p in reading.parts] == [False, True, False]
+    # a dotted day's own full stop ends nothing, but a line break after it does
+    split = message.read("2024. 1. 7.\n회의에서 뭘 정했지?", TODAY)
+    assert [p.said for p in split.parts] == [whole("2024. 1. 7."), whole("회의에서 뭘 정했지?")]
+
+
+def test_a_plain_question_is_read_whole() -> None:
+    reading = message.read("What did Elise buy on 7 Jan 2024?", TODAY)
+    assert reading.parts == ()
+    assert reading.terms == whole("What did Elise buy on 7 Jan 2024?")
+    assert reading.written == frozenset(text.terms("7 Jan 2024"))
+
+
+_FRAGMENTS = [
+    "안녕하세요",
+    "배포할 때 롤백은 어떻게 하나요",
+    "지난주에 스테이징에서 문제가 있었어요",
+    "What did Elise buy",
+    "on 7 Jan 2024",
+    "on Jan. 7, 2024",
+    "2024년 1월 7일 회의에서",
+    "2024. 1. 7. 회의",
+    "yesterday we shipped it",
+    "Thanks so much",
+    "can you check",
+    "Any idea",
+    "how many books did Tim read",
+    "회사 동료가 물어봤는데",
+    "notion에 적어둔 거",
+    "Dr. Seuss books",
+]
+_SEPARATORS = [". ", "? ", "! ", "\n", ", ", " ", ", and what ", ": ", "… ", "~ "]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_FRAGMENTS), st.sampled_from(_SEPARATORS)), min_size=1, max_size=6))
+def test_a_messages_terms_are_its_clauses_terms_and_every_day_is_in_a_clause(pieces: list[tuple[str, str]]) -> None:
+    query = "".join(f + s for f, s in pieces)
+    reading = message.read(query, TODAY)
+    assert reading.terms == whole(query)  # read clause by clause, the same terms as read whole
+    if reading.parts:
+        said = {t for p in reading.parts for t in p.said}
+        assert said == set(reading.terms)  # every term, each day too, is in a clause
+        qterms = list(reading.terms)
+        assert sorted({i for c in evidence.clauses(query, qterms, TODAY) for i in c}) == list(range(len(qterms)))
+
+
+def test_a_question_naming_a_day_in_a_chat_message_finds_that_days_entry(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {
+            "bank/meetings.md": (
+                "# 회의록\n\n## 2024-01-07\n\n- 회의에서 배포 일정을 3월로 확정했다\n\n"
+                "## 2024-01-08\n\n- 회의에서 예산 배분을 논의했다\n"
+            ),
+            "bank/shopping.md": (
+                "# Elise\n\n## 2024-01-07\n\n- Elise bought a red bicycle\n\n"
+                "## 2024-01-09\n\n- Elise bought new boots\n"
+            ),
+        },
+        None,
+    )
+    mt = MemTree(root, refresh_interval=0)
+    hit = mt.search("안녕하세요. 2024. 1. 7. 회의에서 뭘 정했나요? 감사합니다", k=1).hits[0]
+    assert "3월로 확정" in hit.text
+    hit = mt.search("Hey there! What did Elise buy on Jan. 7, 2024? Thanks so much!", k=1).hits[0]
+    assert "red bicycle" in hit.text
