@@ -90,6 +90,20 @@ def test_a_messages_terms_are_its_clauses_terms_and_every_day_is_in_a_clause(pie
         assert sorted({i for c in evidence.clauses(query, qterms, TODAY) for i in c}) == list(range(len(qterms)))
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([f for f in _FRAGMENTS if not any(c.isdigit() for c in f)]), st.sampled_from(_SEPARATORS)
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_without_a_date_a_message_is_cut_at_every_clause_end(pieces: list[tuple[str, str]]) -> None:
+    query = "".join(f + s for f, s in pieces)
+    assert message.clause_texts(query) == [p for p in message.CLAUSE_END.split(query) if p]
+
+
 def test_a_question_naming_a_day_in_a_chat_message_finds_that_days_entry(make_root: Callable[..., Path]) -> None:
     root = make_root(
         {

@@ -217,6 +217,14 @@ def test_a_plain_question_or_a_message_without_one_is_embedded_whole() -> None:
     assert semantic.query_texts("Hi there. When do we deploy?", 0) == ["Hi there. When do we deploy?"]
 
 
+def test_a_question_naming_a_date_is_embedded_with_its_date() -> None:
+    asked = "What did Elise buy on Jan. 7, 2024?"
+    assert semantic.query_texts(f"Hi! {asked} Thanks.", 4) == [asked]
+    assert semantic.query_texts("안녕하세요. 2024. 1. 7. 회의에서 뭘 정했나요? 감사합니다", 4) == [
+        "2024. 1. 7. 회의에서 뭘 정했나요?"
+    ]
+
+
 def test_a_long_prompt_costs_a_bounded_number_of_query_embeddings(tmp_path: Path, embedder: ConceptEmbedder) -> None:
     root = _root(tmp_path)
     mt = MemTree(root, refresh_interval=0)

@@ -90,18 +90,33 @@ def read(query: str, today: date | None) -> Reading:
     return Reading(tuple(dict.fromkeys([*words, *said.days])), tuple(parts), said.written)
 
 
+def clause_texts(query: str, today: date | None = None) -> list[str]:
+    """The message's clauses as written, cut at any clause end (sentence or connective) but never into a
+    date: what the semantic layer embeds a question as (memtree.search.semantic.query_texts)."""
+    said = dates.query_dates(query, today)
+    whole = said.text
+    return [whole[lo:hi] for lo, hi in _between(whole, 0, CLAUSE_END, _dated(said)) if lo < hi]
+
+
 def _clauses(said: dates.QueryDates) -> Iterator[tuple[int, int, int]]:
     """Each clause with anything but spaces in it: its start and end in ``said.text``, and its sentence's number."""
     whole = said.text
-    # a cut inside a date cuts nothing, nor does the full stop after a dotted day (``2024. 1. 7. 회의``)
-    keep = [
-        (at, end, whole[end : end + 1] == "." and bool(_DOTTED_DAY.fullmatch(whole, at, end)))
-        for at, end, _ in said.mentions
-    ]
+    keep = _dated(said)
     for sentence, (start, end) in enumerate(_between(whole, 0, _SENTENCE_SPLIT, keep)):
         for lo, hi in _between(whole[start:end], start, CLAUSE_END, keep):
             if lo < hi and not whole[lo:hi].isspace():
                 yield lo, hi, sentence
+
+
+def _dated(said: dates.QueryDates) -> list[tuple[int, int, bool]]:
+    """Where no cut may fall: each date's start and end, and whether a full stop after it is its own.
+
+    Why: the full stop after a dotted day is the date's (Korean writes ``2024. 1. 7. 회의``)."""
+    whole = said.text
+    return [
+        (at, end, whole[end : end + 1] == "." and bool(_DOTTED_DAY.fullmatch(whole, at, end)))
+        for at, end, _ in said.mentions
+    ]
 
 
 def _between(

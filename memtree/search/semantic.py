@@ -53,7 +53,7 @@ def query_texts(query: str, limit: int) -> list[str]:
     Clauses and what asks are memtree.search.message's. At most ``limit`` questions (the longest,
     in message order), so a long prompt costs a few short embeddings; ``limit`` 0 embeds it whole.
     """
-    parts = [p.strip() for p in message.CLAUSE_END.split(query) if p and p.strip()]
+    parts = [p.strip() for p in message.clause_texts(query) if p.strip()]
     asking = [p for p in parts if message.is_question(p)]
     if limit < 1 or not asking or len(asking) == len(parts):
         return [query]
