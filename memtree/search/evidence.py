@@ -43,7 +43,7 @@ _JAMO = re.compile(r"[\u3130-\u318f]+")
 _PREDICATE_ENDINGS = tuple(
     """요 니다 니까 습니까 나요 까요 죠 지요 네요 군요 는데 은데 건데 던데 는지 은지 건지 던지 거든
     거든요 면서 다가 려고 려면 겠다 겠어 었어 았어 였어 했어 셨어 세요 으세요 실까 드려 드릴 었지 았지 였지
-    했지 겠지 었나 았나 였나 했나 었니 았니 했니 시오""".split()
+    했지 겠지 었나 았나 였나 했나 었니 았니 했니 시오 줘 줄래""".split()
 )
 
 
@@ -63,6 +63,9 @@ def is_predicate_form(term: str) -> bool:
 _DATE_UNITS = frozenset(
     """월 일 년 시 분 jan january feb february mar march apr april may jun june jul july aug august sep sept
     september oct october nov november dec december st nd rd th""".split()
+    # a weekday says when, not what: "on Sunday", "일요일 회의" (a note writes the day as a date, if at all)
+    + [text.term(w) for w in "monday tuesday wednesday thursday friday saturday sunday".split()]
+    + "월요일 화요일 수요일 목요일 금요일 토요일 일요일".split()
 )
 
 
@@ -73,7 +76,7 @@ _FRAMING = frozenset(
     text.english_stem(w)
     for w in """likely unlikely probably possibly perhaps maybe answer answering yes guess based
     mention mentioned say said tell told talk talked discuss discussed discussion topic""".split()
-)
+) | {"거", "것"}  # "정한 거", "말한 것": the thing asked about, named by the words before it
 
 
 def proves_little(term: str) -> bool:
