@@ -123,3 +123,31 @@ def test_a_question_naming_a_day_in_a_chat_message_finds_that_days_entry(make_ro
     assert "3월로 확정" in hit.text
     hit = mt.search("Hey there! What did Elise buy on Jan. 7, 2024? Thanks so much!", k=1).hits[0]
     assert "red bicycle" in hit.text
+
+
+def test_a_lead_in_before_a_dash_is_not_the_question() -> None:
+    reading = message.read("hey, quick one - what did Elise buy yesterday? thx", TODAY)
+    assert [p.said for p in reading.parts if p.asks] == [whole("what did Elise buy yesterday?")]
+
+
+@pytest.mark.parametrize("term", ["sunday", text.term("tuesdays"), "일요일", "알려줘", "찾아줘", "거", "것"])
+def test_a_weekday_a_casual_request_and_a_bare_thing_prove_little(term: str) -> None:
+    assert evidence.proves_little(term)
+
+
+def test_a_chat_message_with_a_weekday_or_a_casual_request_still_finds_the_answer(
+    make_root: Callable[..., Path],
+) -> None:
+    root = make_root(
+        {
+            "bank/meetings.md": (
+                "# 회의록\n\n## 2024-01-07\n\n- 배포 회의에서 3월 출시로 확정했다\n\n"
+                "## 2024-01-08\n\n- 예산 회의에서 배분을 논의했다\n"
+            ),
+            "bank/elise.md": "# Elise\n\n- Elise keeps her bicycle in the garage\n",
+        },
+        None,
+    )
+    mt = MemTree(root, refresh_interval=0)
+    assert "3월 출시" in mt.search("일요일 배포 회의에서 확정한 거 알려줘", k=1).hits[0].text
+    assert "garage" in mt.search("hey, quick one - where does Elise keep her bicycle on Sundays? thx", k=1).hits[0].text
