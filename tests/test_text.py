@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from memtree import MemTree
 from memtree.text import terms as text
 
 
@@ -101,3 +104,25 @@ def test_english_negative_contractions_are_not_topic_words() -> None:
         "discomfort",
         "know",
     ]
+
+
+@pytest.mark.parametrize(
+    ("word", "base"),
+    [("bought", "buy"), ("went", "go"), ("gone", "go"), ("taken", "take"), ("thought", "think"), ("ate", "eat")],
+)
+def test_a_common_irregular_past_form_stems_as_its_verb(word: str, base: str) -> None:
+    assert text.term(word) == text.term(base) != word
+
+
+@pytest.mark.parametrize(
+    ("word", "verb"), [("saw", "see"), ("left", "leave"), ("rose", "rise"), ("found", "find"), ("won", "win")]
+)
+def test_a_past_form_that_is_mostly_a_word_of_its_own_is_left_as_it_is(word: str, verb: str) -> None:
+    assert text.term(word) != text.term(verb)
+
+
+def test_what_someone_did_is_found_in_the_past_tense(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/elise.md": "# Elise\n\n- Elise bought a red bicycle in March\n- Elise went to Lisbon\n"})
+    mt = MemTree(root, refresh_interval=0)
+    assert "red bicycle" in mt.search("What did Elise buy?", k=1).hits[0].text
+    assert "Lisbon" in mt.search("Where does Elise go on holiday?", k=1).hits[0].text
