@@ -6,6 +6,9 @@ import os
 import time
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memtree.index import survey
 from memtree.index.manifest import FileEntry, FileTable
 from memtree.notes import store
@@ -73,3 +76,47 @@ def test_a_told_look_stats_plain_notes_only_and_leaves_the_rest_to_the_walk(tmp_
         assert survey.told(tmp_path, hostile) is None, hostile
     changes = survey.changes(look, known(a, store.FileStat("bank/deleted.md", "bank", OLD_NS, 2)), {}, force=False)
     assert changes.removed == ["bank/deleted.md"] and not changes.suspects
+
+
+def reference(look: survey.Look, files: FileTable, skipped: survey.Skipped) -> survey.Changes:
+    """What a walk's comparison must find, note by note: read what is new, changed or racy."""
+    racy_after = time.time_ns() - survey.RACY_NS
+    on_disk = {f.path for f in look.stats}
+    suspects, still = [], []
+    for f in look.stats:
+        e = files.get(f.path)
+        skip = skipped.get(f.path)
+        if e is None and skip is not None and (skip[0], skip[1]) == (f.mtime_ns, f.size):
+            still.append(f.path)
+        elif e is None or (e.mtime_ns, e.size) != (f.mtime_ns, f.size) or f.mtime_ns >= racy_after:
+            suspects.append(f)
+    removed = [p for p in files if p not in on_disk]
+    return survey.Changes(suspects, removed, [p for p in skipped if p not in on_disk], still)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from("same edited racy new gone skip skipmoved".split()))))
+def test_a_walks_comparison_finds_what_note_by_note_would(notes: list[tuple[int, str]]) -> None:
+    soon = time.time_ns() + 3_600 * 10**9  # inside the racy window on any clock
+    files, skipped, stats = FileTable(), {}, []
+    for n, kind in dict(notes).items():
+        path = f"bank/n{n:02d}.md"
+        indexed = store.FileStat(path, "bank", soon if kind == "racy" else OLD_NS, 10 + n)
+        if kind in ("skip", "skipmoved"):
+            skipped[path] = (OLD_NS, 10 + n, "too big")
+        elif kind != "new":
+            files[path] = FileEntry("bank", indexed.mtime_ns, indexed.size, "hash", "seg-1", 1)
+        if kind != "gone":
+            moved = kind in ("edited", "skipmoved")
+            stats.append(store.FileStat(path, "bank", indexed.mtime_ns, indexed.size + (1 if moved else 0)))
+    stats.sort()
+    files.stats()  # made now, then kept in step:
+    files.pop(next(iter(files), ""), None)  # a removal ...
+    for p in list(files)[-1:]:  # ... a replaced entry ...
+        files[p] = files[p]._replace(size=files[p].size + 2)
+    if stats and stats[0].path not in files and stats[0].path not in skipped:  # ... and a new entry
+        f = stats[0]
+        files[f.path] = FileEntry("bank", f.mtime_ns, f.size + 1, "hash", "seg-1", 1)
+    assert files.stats() == {(p, e.tier, e.mtime_ns, e.size) for p, e in files.items()}
+    look = survey.Look(stats, True, [])
+    assert survey.changes(look, files, skipped, force=False) == reference(look, files, skipped)

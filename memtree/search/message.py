@@ -72,10 +72,12 @@ class Reading(NamedTuple):
 def read(query: str, today: date | None) -> Reading:
     """``query`` read once: its terms, its clauses and its dates (relative ones against ``today``)."""
     said = dates.query_dates(query, today)
-    spans = list(_clauses(said))
+    # Why the look first: most questions hold no clause end at all, and are read whole at once
+    spans = list(_clauses(said)) if CLAUSE_END.search(said.text) else []
     if len(spans) < 2:
-        terms = [*text.query_terms(said.words), *said.days]
-        return Reading(tuple(dict.fromkeys(terms)), (), said.written)
+        days = said.days
+        terms = text.query_terms(said.words)  # distinct already
+        return Reading(tuple(dict.fromkeys([*terms, *days]) if days else terms), (), said.written)
     parts, to_listener, words = [], [], []
     for start, end, sentence in spans:
         own = text.query_terms(said.words[start:end])

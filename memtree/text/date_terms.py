@@ -149,6 +149,8 @@ class QueryDates(NamedTuple):
     @property
     def days(self) -> tuple[str, ...]:
         """The terms of every date the query names, each once, in order."""
+        if not self.mentions:
+            return ()
         return tuple(dict.fromkeys(t for _, _, terms in self.mentions for t in terms))
 
 
