@@ -75,9 +75,9 @@ def read(query: str, today: date | None) -> Reading:
     # Why the look first: most questions hold no clause end at all, and are read whole at once
     spans = list(_clauses(said)) if CLAUSE_END.search(said.text) else []
     if len(spans) < 2:
-        days = said.days
+        named = said.days
         terms = text.query_terms(said.words)  # distinct already
-        return Reading(tuple(dict.fromkeys([*terms, *days]) if days else terms), (), said.written)
+        return Reading(tuple(dict.fromkeys([*terms, *named]) if named else terms), (), said.written)
     parts, to_listener, words = [], [], []
     for start, end, sentence in spans:
         own = text.query_terms(said.words[start:end])
