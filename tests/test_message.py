@@ -151,3 +151,29 @@ def test_a_chat_message_with_a_weekday_or_a_casual_request_still_finds_the_answe
     mt = MemTree(root, refresh_interval=0)
     assert "3월 출시" in mt.search("일요일 배포 회의에서 확정한 거 알려줘", k=1).hits[0].text
     assert "garage" in mt.search("hey, quick one - where does Elise keep her bicycle on Sundays? thx", k=1).hits[0].text
+
+
+@pytest.mark.parametrize("end", [" ㅎㅎ ", " ㅋㅋㅋ ", " ㅠㅠ ", "^^ ", " 🙏 "])
+def test_laughter_tears_and_emoji_end_a_sentence_in_chat(end: str) -> None:
+    reading = message.read(f"오늘도 수고 많아{end}근데 배포는 언제 해요?", TODAY)
+    assert [p.said for p in reading.parts if p.asks] == [whole("근데 배포는 언제 해요?")]
+
+
+@pytest.mark.parametrize("term", ["근데", "혹시", "알아", "기억나요"])
+def test_a_chats_by_the_way_and_do_you_know_prove_little(term: str) -> None:
+    assert evidence.proves_little(term)
+
+
+def test_a_casual_korean_message_finds_what_it_asks(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {
+            "bank/log.md": (
+                "# 작업 기록\n\n- `.memtree/` 폴더는 이번 주에 수동으로 네 번 지웠다\n\n"
+                "- cron 작업은 예약 실행과 겹치지 않는다\n\n"
+                "- 오늘도 수고 많았다고 팀장님이 말했다 ㅎㅎ 폴더 정리는 다음 주에\n"
+            ),
+        },
+        None,
+    )
+    query = "안녕! 오늘도 수고 많아 ㅎㅎ 근데 혹시 .memtree 폴더 수동으로 몇 번 지웠는지 알아? 고마워~"
+    assert "네 번 지웠다" in MemTree(root, refresh_interval=0).search(query, k=1).hits[0].text

@@ -76,7 +76,11 @@ _FRAMING = frozenset(
     text.english_stem(w)
     for w in """likely unlikely probably possibly perhaps maybe answer answering yes guess based
     mention mentioned say said tell told talk talked discuss discussed discussion topic""".split()
-) | {"거", "것"}  # "정한 거", "말한 것": the thing asked about, named by the words before it
+) | frozenset(
+    # 거/것: "정한 거", the thing asked about, named by the words before it; a chat's by-the-way and
+    # perhaps (근데, 혹시) and its do-you-know, do-you-remember (알아?, 기억나?)
+    "거 것 근데 그런데 그럼 혹시 혹시나 알아 알아요 아세요 아니 기억나 기억나요 기억나니".split()
+)
 
 
 def proves_little(term: str) -> bool:

@@ -29,7 +29,10 @@ READINGS_KEPT = 64
 # an English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
 # A full stop after a title or a Latin abbreviation ends no sentence: "Would Caroline have Dr. Seuss books?"
 _NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("dr", "mr", "mrs", "ms", "st", "jr", "sr", "prof", "vs", "e.g", "i.e"))
-_SENTENCE = rf"(?<=[.?!。？！~…]){_NOT_AN_END}\s+|\n+"
+# Korean chat ends a sentence with laughter or tears in bare jamo (ㅎㅎ, ㅋㅋ, ㅠㅠ), ^^ or an emoji as
+# surely as with a mark: "오늘도 수고 많아 ㅎㅎ 근데 … 알아?" is a greeting, then the question
+_CHAT_END = "(?<=[\u3131-\u318e]{2})|(?<=\\^\\^)|(?<=[\u2600-\u27bf\U0001f300-\U0001faff])"
+_SENTENCE = rf"(?:(?<=[.?!。？！~…]){_NOT_AN_END}|{_CHAT_END})\s+|\n+"
 CLAUSE_END = re.compile(
     _SENTENCE + r"|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
     r"|(?:,?\s+and|[,:;]|\s[-–—])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
