@@ -177,3 +177,23 @@ def test_a_casual_korean_message_finds_what_it_asks(make_root: Callable[..., Pat
     )
     query = "안녕! 오늘도 수고 많아 ㅎㅎ 근데 혹시 .memtree 폴더 수동으로 몇 번 지웠는지 알아? 고마워~"
     assert "네 번 지웠다" in MemTree(root, refresh_interval=0).search(query, k=1).hits[0].text
+
+
+def test_what_time_and_which_year_ask_with_their_question_word() -> None:
+    assert text.query_terms("What time is standup?") == ["standup"]
+    assert text.query_terms("In which year did Caroline move to Sweden?") == text.query_terms("Caroline move Sweden")
+    assert "day" in text.query_terms("what a day it was")  # not asked with what
+    assert text.terms("what time") == [text.term("time")]  # notes are indexed as written
+
+
+def test_a_chats_fillers_in_the_questions_own_sentence_do_not_count_against_it(
+    make_root: Callable[..., Path],
+) -> None:
+    assert all(evidence.proves_little(text.term(w)) for w in ("sorry", "bother", "quick", "thanks"))
+    query = "Sorry to bother you again, but what time was the standup and where?"
+    asked = {t for p in message.read(query, TODAY).parts if p.asks for t in p.said}
+    assert asked == set(whole("what time was the standup and where?")) == {"standup"}
+    root = make_root(
+        {"bank/misc.md": "# Misc\n\n- The wifi password is rotated monthly\n\n- Standup is at 9:30 in room B\n"}, None
+    )
+    assert "9:30" in MemTree(root, refresh_interval=0).search(query, k=1).hits[0].text

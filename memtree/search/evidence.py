@@ -83,15 +83,23 @@ _FRAMING = frozenset(
 )
 
 
+# Why: a chat's fillers — a greeting, thanks, an apology, "quick question" — said in the question's own
+# sentence ("Sorry to bother you again, but what …"); a memory of chats holds them, and then they count
+_CHAT = frozenset(
+    text.term(w)
+    for w in "quick q question hey hi hello thanks thx sorry bother again please pls btw ugh ok okay lol".split()
+)
+
+
 def proves_little(term: str) -> bool:
     """A term whose absence from memory is no sign the memory cannot answer.
 
-    Why: a conversational predicate, or a word that frames the question (``likely``, ``answer`` yes
-    or no), names no topic; a day (``@d…``), a day or month number (``3``,
-    ``12``) or a date unit (``월``, ``일``) is how a date was written — most notes carry none, or
-    write it another way (``2026-03-02``); a four-digit year still counts.
+    Why: a conversational predicate, a chat's filler (``sorry``, ``quick question``), or a word that
+    frames the question (``likely``, ``answer`` yes or no), names no topic; a day (``@d…``), a day or
+    month number (``3``, ``12``), a date unit (``월``, ``일``) or a weekday is how a date was written —
+    most notes carry none, or write it another way (``2026-03-02``); a four-digit year still counts.
     """
-    if is_predicate_form(term) or term in _FRAMING or term.startswith("@") or term in _DATE_UNITS:
+    if is_predicate_form(term) or term in _FRAMING or term.startswith("@") or term in _DATE_UNITS or term in _CHAT:
         return True
     return term.isdigit() and len(term) <= 2
 

@@ -25,7 +25,7 @@ READINGS_KEPT = 64
 """Messages whose reading is kept; why: one search reads the same message up to six times."""
 
 # Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
-# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / " - who …" / ", and where …" open
+# ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / " - who …" / ", but where …" open
 # an English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
 # A full stop after a title or a Latin abbreviation ends no sentence: "Would Caroline have Dr. Seuss books?"
 _NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("dr", "mr", "mrs", "ms", "st", "jr", "sr", "prof", "vs", "e.g", "i.e"))
@@ -35,7 +35,7 @@ _CHAT_END = "(?<=[\u3131-\u318e]{2})|(?<=\\^\\^)|(?<=[\u2600-\u27bf\U0001f300-\U
 _SENTENCE = rf"(?:(?<=[.?!。？！~…]){_NOT_AN_END}|{_CHAT_END})\s+|\n+"
 CLAUSE_END = re.compile(
     _SENTENCE + r"|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
-    r"|(?:,?\s+and|[,:;]|\s[-–—])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
+    r"|(?:,?\s+(?:and|but|so)|[,:;]|\s[-–—])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
     re.IGNORECASE,
 )
 # Why: a sentence ends at its mark or a line break; the connectives above end a clause inside one

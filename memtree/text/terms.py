@@ -290,11 +290,21 @@ _HOW = frozenset("many much long often far old soon".split())
 the answer says "three weeks", not "many"."""
 
 
+_WHAT = frozenset(english_stem(w) for w in "time day year month date kind sort type".split())
+"""Words that ask with ``what`` or ``which`` (what time, which year, what kind): the answer says "9:30",
+"2022" or "jazz", not "time"."""
+_ASKS_WITH = {"how": _HOW, "what": _WHAT, "which": _WHAT}
+_ASKING_WORDS = _HOW | _WHAT
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct terms of a query, in first-seen order, without the question words: a Korean one glued to a
-    noun split off (``몇층`` → ``층``), the word after an English ``how`` that asks a quantity dropped."""
+    noun split off (``몇층`` → ``층``), the word after an English ``how`` that asks a quantity, or after
+    ``what``/``which`` that asks a time or a kind, dropped."""
     found, each = words_and_terms(text)
-    asked = (t for i, t in enumerate(each) if t and not (t in _HOW and i and found[i - 1] == "how"))
+    asked = (
+        t for i, t in enumerate(each) if t and not (t in _ASKING_WORDS and i and t in _ASKS_WITH.get(found[i - 1], ()))
+    )
     return list(dict.fromkeys(t for t in map(_unask, asked) if t))
 
 
