@@ -120,8 +120,7 @@ class FileTable(dict[str, FileEntry]):
         return self._stats
 
     def _forget_stat(self, path: str) -> None:
-        old = self.get(path) if self._stats is not None else None
-        if old is not None and self._stats is not None:
+        if self._stats is not None and (old := self.get(path)) is not None:
             self._stats.discard((path, old.tier, old.mtime_ns, old.size))
 
     def _refused(self, *args: Any, **kwargs: Any) -> Any:

@@ -98,13 +98,17 @@ def changes(look: Look, files: FileTable, skipped: Skipped, force: bool) -> Chan
     A note changed in the last ``RACY_NS`` is read again whatever its stat (its content hash
     tells); with a look at some notes only, so are those of the others indexed that recently."""
     racy_after = time.time_ns() - RACY_NS
-    if look.complete and not force:
-        return _walked(look, files, skipped, racy_after)
+    stats = look.stats
+    walked = look.complete and not force
+    if walked:  # why: one set lookup (FileTable.stats) passes over each note as indexed, 5,000 on every check
+        known = files.stats()
+        stats = [f for f in stats if f not in known]  # new, changed or skipped notes
     suspects: list[store.FileStat] = []
     still: list[str] = []
-    seen = seen_skipped = 0
-    for f in look.stats:
-        path, _, mtime_ns, size = f  # why unpacked: 5,000 notes on every check
+    seen = len(look.stats) - len(stats)  # notes the index holds, passed over as indexed
+    seen_skipped = 0
+    for f in stats:
+        path, _, mtime_ns, size = f
         e = files.get(path)
         if e is None:
             skip = skipped.get(path)
@@ -125,6 +129,11 @@ def changes(look: Look, files: FileTable, skipped: Skipped, force: bool) -> Chan
             on_disk = set(map(itemgetter(0), look.stats))
             removed = [p for p in files if p not in on_disk]
             skipped_gone = [p for p in skipped if p not in on_disk]
+        racy = files.racy(racy_after) if walked else []
+        if racy:  # passed over as indexed, but modified too lately for the stat to tell
+            looked = {f[0] for f in stats}.union(removed)
+            suspects += as_indexed(files, [p for p in racy if p not in looked])
+            suspects.sort(key=itemgetter(0))
     else:
         here = set(map(itemgetter(0), look.stats))
         gone = sorted(look.asked - here)
@@ -136,44 +145,6 @@ def changes(look: Look, files: FileTable, skipped: Skipped, force: bool) -> Chan
         if racy:
             suspects += as_indexed(files, racy)
             suspects.sort(key=itemgetter(0))
-    return Changes(suspects, removed, skipped_gone, still)
-
-
-def _walked(look: Look, files: FileTable, skipped: Skipped, racy_after: int) -> Changes:
-    """:func:`changes` after a walk: the notes whose stat is not one the index holds, and those that
-    are but changed too lately to trust it. Why apart: a walk states every note, and a set lookup per
-    note (``FileTable.stats``) is what keeps a refresh at 5,000 notes fast."""
-    known = files.stats()
-    fresh = [f for f in look.stats if f not in known]  # new, changed or skipped notes
-    seen = len(look.stats) - len(fresh)  # the notes the index holds, among those on disk
-    seen_skipped = 0
-    suspects: list[store.FileStat] = []
-    still: list[str] = []
-    for f in fresh:
-        path, _, mtime_ns, size = f
-        if path in files:
-            seen += 1
-        else:
-            skip = skipped.get(path)
-            if skip is not None:
-                seen_skipped += 1
-                if skip[0] == mtime_ns and skip[1] == size:
-                    still.append(path)
-                    continue
-        suspects.append(f)
-    removed: list[str] = []
-    skipped_gone: list[str] = []
-    if seen != len(files) or seen_skipped != len(skipped):
-        on_disk = set(map(itemgetter(0), look.stats))
-        removed = [p for p in files if p not in on_disk]
-        skipped_gone = [p for p in skipped if p not in on_disk]
-    # as indexed, but modified too lately for its stat to tell (RACY_NS): read again
-    racy = files.racy(racy_after)
-    if racy:
-        fresh_paths = {f[0] for f in fresh}
-        gone = set(removed)
-        suspects += as_indexed(files, [p for p in racy if p not in fresh_paths and p not in gone])
-        suspects.sort(key=itemgetter(0))
     return Changes(suspects, removed, skipped_gone, still)
 
 
