@@ -108,10 +108,24 @@ def test_english_negative_contractions_are_not_topic_words() -> None:
 
 @pytest.mark.parametrize(
     ("word", "base"),
-    [("bought", "buy"), ("went", "go"), ("gone", "go"), ("taken", "take"), ("thought", "think"), ("ate", "eat")],
+    [
+        ("bought", "buy"),
+        ("went", "go"),
+        ("gone", "go"),
+        ("taken", "take"),
+        ("thought", "think"),
+        ("ate", "eat"),
+        ("got", "get"),
+        ("held", "hold"),
+        ("understood", "understand"),
+    ],
 )
 def test_a_common_irregular_past_form_stems_as_its_verb(word: str, base: str) -> None:
     assert text.term(word) == text.term(base) != word
+
+
+def test_every_irregular_form_and_verb_is_one_plain_word() -> None:
+    assert all(past.isalpha() and verb.isalpha() for past, verb in text._IRREGULAR.items())
 
 
 @pytest.mark.parametrize(
