@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from memtree import MemTree
 from memtree.text import terms as text
+from memtree.text.irregular import IRREGULAR
 
 
 def test_nfd_hangul_gives_the_same_terms_as_nfc() -> None:
@@ -125,7 +126,7 @@ def test_a_common_irregular_past_form_stems_as_its_verb(word: str, base: str) ->
 
 
 def test_every_irregular_form_and_verb_is_one_plain_word() -> None:
-    assert all(past.isalpha() and verb.isalpha() for past, verb in text._IRREGULAR.items())
+    assert all(past.isalpha() and verb.isalpha() for past, verb in IRREGULAR.items())
 
 
 @pytest.mark.parametrize(

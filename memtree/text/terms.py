@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Iterator
 from operator import itemgetter
 
+from memtree.text.irregular import IRREGULAR
 from memtree.text.match import MIN_STEM, is_cjk, is_hangul
 
 TOKENIZER_VERSION = 3
@@ -135,28 +136,6 @@ def _strip_once(word: str) -> str:
     return word
 
 
-# Why: "What did Elise buy?" asks what a note says as "Elise bought …": the common irregular verbs'
-# past forms stem as their base does. Left out, a form that is more often a word of its own: bit (a bit),
-# won (the currency), left, rose, lay, ground, bore, saw, fell, found.
-_IRREGULAR = {
-    past: base
-    for entry in """arise:arose,arisen awake:awoke,awoken become:became begin:began,begun bend:bent bleed:bled
-        blow:blew,blown break:broke,broken breed:bred bring:brought build:built burn:burnt buy:bought
-        catch:caught choose:chose,chosen come:came creep:crept deal:dealt dig:dug draw:drew,drawn
-        dream:dreamt drink:drank,drunk drive:drove,driven eat:ate,eaten feed:fed feel:felt fight:fought
-        fly:flew,flown forget:forgot,forgotten forgive:forgave,forgiven freeze:froze,frozen get:got,gotten
-        give:gave,given go:went,gone grow:grew,grown hang:hung hear:heard hide:hid,hidden hold:held keep:kept
-        know:knew,known lead:led learn:learnt lend:lent lose:lost make:made mean:meant meet:met pay:paid
-        ride:rode,ridden ring:rang,rung run:ran sell:sold send:sent shake:shook,shaken shoot:shot show:shown
-        sing:sang,sung sink:sank,sunk sit:sat sleep:slept speak:spoke,spoken spend:spent stand:stood
-        steal:stole,stolen stick:stuck strike:struck swear:swore,sworn sweep:swept swim:swam,swum
-        take:took,taken teach:taught tear:tore,torn tell:told think:thought throw:threw,thrown
-        understand:understood wake:woke,woken wear:wore,worn write:wrote,written""".split()
-    for base, forms in [entry.split(":")]
-    for past in forms.split(",")
-}
-
-
 def english_stem(word: str) -> str:
     """A light, deterministic stemmer: plural, -ing, -ed and a trailing e (bakes/baked/baking → bak); a
     common irregular verb's past forms as its base (bought → buy, taken → tak)."""
@@ -164,7 +143,7 @@ def english_stem(word: str) -> str:
     if cached is not None:
         return cached
     w = word.replace("’", "'").split("'")[0]  # Caroline's → caroline, I'm → i
-    w = _IRREGULAR.get(w, w)
+    w = IRREGULAR.get(w, w)
     if len(w) > 3:
         if w.endswith("ies") and len(w) > 4:
             w = w[:-3] + "y"
