@@ -405,22 +405,41 @@ def test_a_word_that_frames_the_question_is_no_evidence_even_when_memory_holds_i
     assert judged.coverage(strengths) == 0.0
 
 
-def test_a_candidates_ceiling_is_never_below_the_share_of_the_question_it_answers_and_shares_agree() -> None:
-    # Why: the lazy cut skips a candidate whose ceiling cannot reach the top k; a ceiling below its
-    # evidence factor would drop a hit. Every strength pattern of a message with an aside and a question.
+def test_a_candidates_ceiling_is_never_below_its_tight_bound_and_shares_agree() -> None:
+    # Why: the lazy cut skips a candidate whose ceiling cannot reach the top k; a ceiling below the
+    # evidence and adjacency factors it is then weighed by would drop a hit. Every strength pattern of
+    # a message with an aside and a question, in a note routed by one of its words and in one not routed.
+    from memtree.config import SearchSettings
+    from memtree.index.routing import Route
     from memtree.search import pipeline as search_module
 
     query = "Good evening! What did Melanie paint last year? Thanks."
     qterms = text.query_terms(query)
     idfs = [1.0 + i % 3 for i in range(len(qterms))]
     judged = evidence.weigh(query, qterms, idfs, [1] * len(qterms))
-    assert judged.question and 4 <= len(qterms) <= 8
+    paired = evidence.pairs(qterms, judged)
+    assert judged.question and 4 <= len(qterms) <= 8 and paired.total
+    settings = SearchSettings(evidence_weight=1.0, aside_weight=0.3, adjacency_weight=0.5)
+    without_pairs = SearchSettings(evidence_weight=1.0, aside_weight=0.3, adjacency_weight=0.0)
     ref = (0, 0)
-    for strengths in itertools.product((0.0, 0.7, 1.0), repeat=len(qterms)):
-        held = sum(w * s for w, s in zip(judged.weights, strengths))
-        (ceiling,) = search_module._ceilings([(1.0, ref)], [held], {ref: (None, None)}, judged, 1.0, 1.0, 0.3)  # type: ignore[dict-item]
-        coverage, answered = judged.shares(strengths, 0.3)
-        assert ceiling >= answered - 1e-12
-        # one look at the clauses gives what looking at the message's and the question's apart gives
-        assert coverage == judged.coverage(strengths)
-        assert answered == max(evidence.Weights(judged.weights, judged.question).coverage(strengths), 0.3 * coverage)
+    painted = qterms.index(text.term("paint"))
+    tightened = 0
+    for route in (None, Route("n", 0.5, {painted: (1.0, "painting")})):
+        for strengths in itertools.product((0.0, 0.7, 1.0), repeat=len(qterms)):
+            row = list(strengths)
+            held = sum(w * s for w, s in zip(judged.weights, row))
+            places = {ref: (None, route)}
+
+            def ceiling(s: SearchSettings, row: list[float] = row, held: float = held, places: dict = places) -> float:
+                return search_module._ceilings([(1.0, ref)], [held], [row], places, judged, paired, 1.0, s)[0]  # type: ignore[arg-type]
+
+            raised = row if route is None else search_module._stronger(row, route.terms)  # as evidenced() raises it
+            coverage, answered = judged.shares(raised, 0.3)
+            tight = 1.0 * (1.0 - 1.0 + 1.0 * answered) * (1.0 - 0.5 + 0.5 * paired.possible(raised)) * 1.0
+            assert ceiling(settings) >= tight - 1e-12
+            assert ceiling(settings) <= ceiling(without_pairs)
+            tightened += ceiling(settings) < ceiling(without_pairs)
+            # one look at the clauses gives what looking at the message's and the question's apart gives
+            assert coverage == judged.coverage(raised)
+            assert answered == max(evidence.Weights(judged.weights, judged.question).coverage(raised), 0.3 * coverage)
+    assert tightened  # a candidate holding no pair of the question's words is bounded by it

@@ -148,8 +148,10 @@ def run(
         if semantic is None and reranked:
             most = adjust.max_factor if adjust is not None else 1.0
             masses = scored.evidence([ref for _, ref in wanted])
-            bounds = _ceilings(wanted, masses, places, judged, most, settings.evidence_weight, settings.aside_weight)
-            ranked = _weigh_lazily(wanted, k, bounds, scored, evidenced, candidate, settings, most, paired)
+            # Why all in one batch: most candidates are evidenced before the cut (26-29 of 30 on the dev trees)
+            table = scored.strengths([ref for _, ref in wanted])
+            bounds = _ceilings(wanted, masses, table, places, judged, paired, most, settings)
+            ranked = _weigh_lazily(wanted, k, bounds, table, evidenced, candidate, settings, most, paired)
         else:
             if semantic is not None:
                 semantic.known([ref for _, ref in wanted])
@@ -303,39 +305,49 @@ def _weighed(c: _Candidate, base: float, settings: SearchSettings) -> float:
 def _ceilings(
     wanted: Sequence[tuple[float | None, ChunkRef]],
     held: Sequence[float] | None,
+    table: Sequence[list[float]],
     places: dict[ChunkRef, tuple[Location, Route | None]],
     judged: evidence.Weights,
+    paired: evidence.Pairs,
     max_factor: float,
-    evidence_weight: float,
-    aside: float,
+    settings: SearchSettings,
 ) -> list[float]:
     """The most each candidate's rank score can be before its evidence is known.
 
     Why a sharper bound than keyword × ``max_factor``: an engine that holds each chunk's Σ idf ×
     match strength (``held``; the pure scorer does) bounds, with its route's keyword mass, the
     chunk's coverage of any clause (a strength is the larger of the two), and so the share of the
-    question it answers (evidence.Weights.answered: its question's clauses, or ``aside`` × any),
-    so most candidates are passed over without being weighed.
+    question it answers (evidence.Weights.answered: its question's clauses, or ``aside`` × any);
+    and its strengths (``table``, raised by its route's keywords as :func:`run`'s ``evidenced``
+    raises them) bound its adjacency (evidence.Pairs.possible), so most candidates are passed over
+    without being weighed. Each factor is the one the tight bound of :func:`_weigh_lazily` takes,
+    computed the same way, so a ceiling is never below it.
     """
     w = judged.weights
+    ew, aw, aside = settings.evidence_weight, settings.adjacency_weight, settings.aside_weight
     smallest, asked = judged.lightest()
     # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
-    routed_mass: dict[int, float] = {}
+    routed: dict[int, tuple[float, dict[int, float]]] = {}  # per route: its keyword mass, its strength per term
     bounds = []
     for n, (keyword, ref) in enumerate(wanted):
         share = 1.0
+        rt = places[ref][1]
+        extra, by_keyword = 0.0, None
+        if rt is not None:
+            known = routed.get(id(rt))
+            if known is None:
+                terms = rt.terms  # a property that builds its dict: once per route
+                known = routed[id(rt)] = (sum(w[qi] * s for qi, s in terms.items() if qi < len(w)), terms)
+            extra, by_keyword = known
         if held is not None and smallest > 0:
-            mass = held[n]
-            rt = places[ref][1]
-            if rt is not None:
-                extra = routed_mass.get(id(rt))
-                if extra is None:
-                    extra = routed_mass[id(rt)] = sum(w[qi] * s for qi, s in rt.terms.items() if qi < len(w))
-                mass += extra
+            mass = held[n] + extra if rt is not None else held[n]
             share = min(1.0, mass / smallest)
             if judged.question:
                 share = max(min(1.0, mass / asked) if asked > 0 else 0.0, aside * share)
-        bounds.append((keyword or 0.0) * (1.0 - evidence_weight + evidence_weight * share) * max_factor)
+        side = 1.0
+        if paired.total:  # a pair needs both its words, in the text or the route's keywords
+            side = paired.possible(table[n] if by_keyword is None else _stronger(table[n], by_keyword))
+        bounds.append((keyword or 0.0) * (1.0 - ew + ew * share) * (1.0 - aw + aw * side) * max_factor)
     return bounds
 
 
@@ -343,7 +355,7 @@ def _weigh_lazily(
     wanted: list[tuple[float | None, ChunkRef]],
     k: int,
     bounds: Sequence[float],
-    scored: Scores,
+    table: Sequence[list[float]],
     evidenced: Callable[[float | None, ChunkRef, list[float]], _Evidence],
     candidate: Callable[[_Evidence], _Candidate | None],
     settings: SearchSettings,
@@ -368,8 +380,6 @@ def _weigh_lazily(
         return ev.keyword * (1.0 - ew + ew * ev.answered) * (1.0 - aw + aw * paired.possible(ev.strengths)) * max_factor
 
     order = sorted(((bound, n) for n, bound in enumerate(bounds)), key=lambda pair: -pair[0])
-    # Why all in one batch: most candidates are evidenced before the cut (26-29 of 30 on the dev trees)
-    table = scored.strengths([ref for _, ref in wanted])
     ranked: list[_Candidate] = []
     best: list[float] = []  # weighed scores so far, negated and sorted
     pending: list[tuple[float, int, _Evidence]] = []  # evidenced, not read: (−tight bound, order, evidence)
