@@ -326,28 +326,30 @@ def _ceilings(
     w = judged.weights
     ew, aw, aside = settings.evidence_weight, settings.adjacency_weight, settings.aside_weight
     smallest, asked = judged.lightest()
+    by_mass = held is not None and smallest > 0
+    has_pairs = paired.total > 0
+    flat = 1.0 - aw + aw * 1.0  # the adjacency factor where Pairs.possible has no pair to judge (1.0)
     # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
     routed: dict[int, tuple[float, dict[int, float]]] = {}  # per route: its keyword mass, its strength per term
     bounds = []
     for n, (keyword, ref) in enumerate(wanted):
         share = 1.0
         rt = places[ref][1]
-        extra, by_keyword = 0.0, None
+        known: tuple[float, dict[int, float]] | None = None
         if rt is not None:
             known = routed.get(id(rt))
             if known is None:
                 terms = rt.terms  # a property that builds its dict: once per route
                 known = routed[id(rt)] = (sum(w[qi] * s for qi, s in terms.items() if qi < len(w)), terms)
-            extra, by_keyword = known
-        if held is not None and smallest > 0:
-            mass = held[n] + extra if rt is not None else held[n]
+        if by_mass:
+            mass = held[n] if known is None else held[n] + known[0]  # type: ignore[index]
             share = min(1.0, mass / smallest)
             if judged.question:
                 share = max(min(1.0, mass / asked) if asked > 0 else 0.0, aside * share)
-        side = 1.0
-        if paired.total:  # a pair needs both its words, in the text or the route's keywords
-            side = paired.possible(table[n] if by_keyword is None else _stronger(table[n], by_keyword))
-        bounds.append((keyword or 0.0) * (1.0 - ew + ew * share) * (1.0 - aw + aw * side) * max_factor)
+        side = flat
+        if has_pairs:  # a pair needs both its words, in the text or the route's keywords
+            side = 1.0 - aw + aw * paired.possible(table[n] if known is None else _stronger(table[n], known[1]))
+        bounds.append((keyword or 0.0) * (1.0 - ew + ew * share) * side * max_factor)
     return bounds
 
 
