@@ -17,6 +17,9 @@ file; ``--same-as`` compares this run's with such a file and lists the queries t
 this script from each checkout in turn (``PYTHONPATH=CHECKOUT``), alternating, on trees built by
 that checkout's ``memtree index``. Code older than ``search(now=...)`` is timed at the clock's now.
 
+``--search KEY=VALUE`` (repeatable) runs with a search setting changed, as memtree.yaml's ``search:``
+block would (``--search adjacency_weight=0`` prices adjacency); reinforcement stays off.
+
 ``--instructions LO:N`` counts instructions instead of timing (valgrind's callgrind, which must be
 installed): the script runs itself under callgrind, makes one whole warm pass over every query of
 each TREE, then queries LO to LO+N − 1 with counting on, and prints M instructions per query. Unlike
@@ -67,8 +70,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="LO:N",
         help="count instructions of queries LO..LO+N-1 after a warm pass, under valgrind's callgrind",
     )
+    ap.add_argument(
+        "--search",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a search setting to run with, as in memtree.yaml's search: block (say adjacency_weight=0); repeatable",
+    )
     ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # the run callgrind watches
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    args.overrides = search_overrides(ap, args.search)
+    return args
+
+
+def search_overrides(ap: argparse.ArgumentParser, pairs: list[str]) -> dict[str, Any]:
+    """``--search KEY=VALUE`` pairs as settings: each value read as YAML (0, 0.5, false)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            ap.error(f"--search wants KEY=VALUE (say adjacency_weight=0), not {pair!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
 
 
 def sample(spec: str) -> tuple[int, int]:
@@ -86,7 +111,7 @@ def counted_run(tree: Path, args: argparse.Namespace) -> None:
 
     lo, n = sample(args.instructions)
     queries = [q["query"] for q in load_jsonl(tree / "queries.jsonl")]
-    mt = open_tree(tree, args.refresh_interval)
+    mt = open_tree(tree, args.refresh_interval, args.overrides)
     kwargs: dict[str, Any] = {"k": args.k, "cache": False}
     if supports_kwarg(mt.search, "now"):
         kwargs["now"] = datetime.fromisoformat(args.now)
@@ -112,6 +137,7 @@ def count_instructions(tree: Path, args: argparse.Namespace) -> float:
         "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=builtin_eval",
         "--callgrind-out-file=/dev/null", sys.executable, str(Path(__file__).resolve()), str(tree),
         "--instructions", args.instructions, "--counted", "-k", str(args.k), "--now", args.now,
+        *(f"--search={pair}" for pair in args.search),
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     found = re.search(r"Collected\s*:\s*([\d,]+)", done.stderr)
@@ -130,13 +156,19 @@ def hit_record(hit: Any, root: Path) -> dict[str, Any]:
     }
 
 
-def open_tree(tree: Path, refresh_interval: float) -> Any:
-    """A MemTree on ``tree`` with recall reinforcement off."""
+def open_tree(tree: Path, refresh_interval: float, overrides: dict[str, Any] | None = None) -> Any:
+    """A MemTree on ``tree`` with recall reinforcement off (and ``overrides`` of its search settings)."""
+    from dataclasses import fields
+
     from memtree import MemTree
     from memtree.config import load_settings
 
     settings = load_settings(tree)
-    settings = replace(settings, search=replace(settings.search, reinforce=False))
+    known = {f.name for f in fields(settings.search)}
+    unknown = sorted(set(overrides or {}) - known)
+    if unknown:
+        sys.exit(f"error: --search {', '.join(unknown)}: no such search setting (known: {', '.join(sorted(known))})")
+    settings = replace(settings, search=replace(settings.search, **{**(overrides or {}), "reinforce": False}))
     return MemTree(tree, settings=settings, refresh_interval=refresh_interval)
 
 
@@ -145,7 +177,7 @@ def time_tree(tree: Path, args: argparse.Namespace) -> tuple[dict[str, Any], dic
     from memtree.errors import QueryError
 
     queries = [q for q in load_jsonl(tree / "queries.jsonl")]
-    mt = open_tree(tree, args.refresh_interval)
+    mt = open_tree(tree, args.refresh_interval, args.overrides)
     kwargs: dict[str, Any] = {"k": args.k, "cache": False}
     if supports_kwarg(mt.search, "now"):
         kwargs["now"] = datetime.fromisoformat(args.now)

@@ -34,3 +34,20 @@ def test_a_sample_past_the_last_query_or_a_malformed_one_is_refused(sample_root:
     for spec in ("300", "a:b", "10:0"):
         bad = _warm(str(tree), "--instructions", spec)
         assert bad.returncode != 0 and "--instructions wants LO:N" in bad.stderr
+
+
+def test_a_search_setting_is_run_with_and_a_bad_one_refused(sample_root: Path, tmp_path: Path) -> None:
+    tree = _tree(sample_root)
+    factors = {}
+    for setting in ("adjacency_weight=0.5", "adjacency_weight=0"):
+        out = tmp_path / f"{setting}.json"
+        done = _warm(str(tree), "--passes", "1", "--search", setting, "--hits-out", str(out))
+        assert done.returncode == 0, done.stderr
+        hits = [h for q in json.loads(out.read_text(encoding="utf-8"))[tree.name].values() for h in q.get("hits", [])]
+        factors[setting] = {h["signals"]["adjacency"] for h in hits}
+    assert factors["adjacency_weight=0"] == {1.0}  # the factor is 1 − w + w × adjacency: off, always 1
+    assert min(factors["adjacency_weight=0.5"]) < 1.0  # on, some hit holds its question's words apart
+    unknown = _warm(str(tree), "--passes", "1", "--search", "adjacency=0")
+    assert unknown.returncode != 0 and "--search adjacency: no such search setting" in unknown.stderr
+    malformed = _warm(str(tree), "--search", "adjacency_weight")
+    assert malformed.returncode != 0 and "--search wants KEY=VALUE" in malformed.stderr
