@@ -431,7 +431,7 @@ def test_a_candidates_ceiling_is_never_below_its_tight_bound_and_shares_agree() 
             places = {ref: (None, route)}
 
             def ceiling(s: SearchSettings, row: list[float] = row, held: float = held, places: dict = places) -> float:
-                return search_module._ceilings([(1.0, ref)], [held], [row], places, judged, paired, 1.0, s)[0]  # type: ignore[arg-type]
+                return search_module._ceilings([(1.0, ref)], [held], [row], places, {}, judged, paired, 1.0, s)[0]  # type: ignore[arg-type]
 
             raised = row if route is None else search_module._stronger(row, route.terms)  # as evidenced() raises it
             coverage, answered = judged.shares(raised, 0.3)

@@ -150,7 +150,7 @@ def run(
             masses = scored.evidence([ref for _, ref in wanted])
             # Why all in one batch: most candidates are evidenced before the cut (26-29 of 30 on the dev trees)
             table = scored.strengths([ref for _, ref in wanted])
-            bounds = _ceilings(wanted, masses, table, places, judged, paired, most, settings)
+            bounds = _ceilings(wanted, masses, table, places, by_keywords, judged, paired, most, settings)
             ranked = _weigh_lazily(wanted, k, bounds, table, evidenced, candidate, settings, most, paired)
         else:
             if semantic is not None:
@@ -307,6 +307,7 @@ def _ceilings(
     held: Sequence[float] | None,
     table: Sequence[list[float]],
     places: dict[ChunkRef, tuple[Location, Route | None]],
+    by_keywords: dict[str, dict[int, float]],
     judged: evidence.Weights,
     paired: evidence.Pairs,
     max_factor: float,
@@ -319,36 +320,38 @@ def _ceilings(
     chunk's coverage of any clause (a strength is the larger of the two), and so the share of the
     question it answers (evidence.Weights.answered: its question's clauses, or ``aside`` × any);
     and its strengths (``table``, raised by its route's keywords as :func:`run`'s ``evidenced``
-    raises them) bound its adjacency (evidence.Pairs.possible), so most candidates are passed over
-    without being weighed. Each factor is the one the tight bound of :func:`_weigh_lazily` takes,
-    computed the same way, so a ceiling is never below it.
+    raises them, from the same ``by_keywords``: node → its route's strength per term, filled here)
+    bound its adjacency (evidence.Pairs.possible), so most candidates are passed over without being
+    weighed. Each factor is the one the tight bound of :func:`_weigh_lazily` takes, computed the
+    same way, so a ceiling is never below it.
     """
     w = judged.weights
     ew, aw, aside = settings.evidence_weight, settings.adjacency_weight, settings.aside_weight
     smallest, asked = judged.lightest()
-    by_mass = held is not None and smallest > 0
     has_pairs = paired.total > 0
     flat = 1.0 - aw + aw * 1.0  # the adjacency factor where Pairs.possible has no pair to judge (1.0)
     # a routed chunk's strengths are max(text, keyword): its route's keyword mass is added to its text's
-    routed: dict[int, tuple[float, dict[int, float]]] = {}  # per route: its keyword mass, its strength per term
+    routed_mass: dict[str, float] = {}  # node → its route's keyword mass
     bounds = []
     for n, (keyword, ref) in enumerate(wanted):
         share = 1.0
         rt = places[ref][1]
-        known: tuple[float, dict[int, float]] | None = None
+        by_keyword = extra = None
         if rt is not None:
-            known = routed.get(id(rt))
-            if known is None:
-                terms = rt.terms  # a property that builds its dict: once per route
-                known = routed[id(rt)] = (sum(w[qi] * s for qi, s in terms.items() if qi < len(w)), terms)
-        if by_mass:
-            mass = held[n] if known is None else held[n] + known[0]  # type: ignore[index]
+            by_keyword = by_keywords.get(rt.node)
+            if by_keyword is None:  # a property that builds its dict: once per note, not per chunk
+                by_keyword = by_keywords[rt.node] = rt.terms
+            extra = routed_mass.get(rt.node)
+            if extra is None:
+                extra = routed_mass[rt.node] = sum(w[qi] * s for qi, s in by_keyword.items() if qi < len(w))
+        if held is not None and smallest > 0:
+            mass = held[n] if extra is None else held[n] + extra
             share = min(1.0, mass / smallest)
             if judged.question:
                 share = max(min(1.0, mass / asked) if asked > 0 else 0.0, aside * share)
         side = flat
         if has_pairs:  # a pair needs both its words, in the text or the route's keywords
-            side = 1.0 - aw + aw * paired.possible(table[n] if known is None else _stronger(table[n], known[1]))
+            side = 1.0 - aw + aw * paired.possible(table[n] if by_keyword is None else _stronger(table[n], by_keyword))
         bounds.append((keyword or 0.0) * (1.0 - ew + ew * share) * side * max_factor)
     return bounds
 
