@@ -6,6 +6,8 @@
      ├── TreeError               tree-index.json: bad JSON (line, column), schema, unknown parent,
      │                           duplicate id, cycle, path outside the root, missing file
      ├── QueryError              a query with no searchable term, or options that make no sense
+     │    └── BadName            a node id, note path or ref that can name nothing (NUL, a part
+     │                           too long for a file name, absolute or '..' where not allowed)
      ├── QueryFileError          memtree eval: a query or spans file unreadable or invalid (file, line)
      ├── EmptyMemory             the root has no notes to search
      ├── OutsideRoot             a path that leads out of the root (`..`, absolute, a symlink out)
@@ -40,6 +42,10 @@ class TreeError(MemtreeError):
 
 class QueryError(MemtreeError):
     """The query cannot be searched (no searchable term) or the options are inconsistent."""
+
+
+class BadName(QueryError):
+    """A user-given node id, note path or ref that can name nothing (memtree.notes.store.check_name)."""
 
 
 class EmptyMemory(MemtreeError):

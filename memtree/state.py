@@ -203,6 +203,7 @@ class RootState:
 
     def relative(self, path: str, must_exist: bool = True) -> str:
         """A note path given on the command line (relative to here or the root) → root-relative."""
+        store.check_name(path, "path", absolute=True)
         given = Path(path).expanduser()
         for candidate in (given, self.root / path):
             full = candidate.resolve()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtree.errors import ChangedOnDisk, OutsideRoot
+from memtree.errors import ChangedOnDisk
 from memtree.notes import chunks, entries, store
 from memtree.notes.usage import entry_keys
 from memtree.search import decay
@@ -108,12 +108,16 @@ def archive(root: Path, candidates: list[Aged], now: float) -> list[Aged]:
     """Move ``candidates`` to bank/_archive/ (caller holds the write lock); returns those moved.
 
     An entry that changed since the survey (not found by its id or its words) is left where it is.
+    OutsideRoot, before anything moves, when an archive note's way leads out of the root (a linked
+    bank/_archive/): a move that cannot land is an error, never a silent no-op.
     """
     stamp = time.strftime("%Y-%m-%d", time.localtime(now))
     moved: list[Aged] = []
     by_path: dict[str, list[Aged]] = {}
     for a in candidates:
         by_path.setdefault(a.path, []).append(a)
+    for path in by_path:
+        store.inside(root, archive_path(path))
     for path, group in sorted(by_path.items()):
         for _ in range(store.REWRITE_ATTEMPTS):
             try:
@@ -121,7 +125,7 @@ def archive(root: Path, candidates: list[Aged], now: float) -> list[Aged]:
                 break
             except ChangedOnDisk:
                 continue  # a hand edit landed meanwhile: find the entries again in what is there now
-            except (OSError, UnicodeDecodeError, OutsideRoot):
+            except (OSError, UnicodeDecodeError):
                 break
     return moved
 

@@ -50,7 +50,7 @@ def list_banks(root: Path) -> list[Bank]:
 
 def set_enabled(root: Path, name: str, enabled: bool) -> tuple[str, ...]:
     """Enable or disable a bank in memtree.yaml (other settings and comments kept); returns the disabled list."""
-    name = name.strip().strip("/")
+    name = store.check_name(name.strip(), "bank").strip("/")
     if not name or "/" in name:
         raise QueryError(f"{name!r} is not a bank name (a top-level folder of bank/)")
     if not enabled and not (root / "bank" / name).is_dir() and name not in {b.name for b in list_banks(root)}:

@@ -85,7 +85,7 @@ class Forgotten:
 
 def parse_ref(state: RootState, given: str) -> Ref:
     """``ID`` or ``PATH:LINE`` (a bank note, relative to here or to the root) → a :class:`Ref`."""
-    ref = given.strip()
+    ref = store.check_name(given.strip(), "ref", absolute=True)
     if not ref:
         raise QueryError("name the entry: its id (e-…) or PATH:LINE")
     m = _LINE_REF.match(ref)

@@ -13,7 +13,9 @@ ENV_ROOT = "MEMTREE_ROOT"
 
 
 def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """``--root``, else ``$MEMTREE_ROOT``, else the nearest parent holding tree-index.json."""
+    """``--root``, else ``$MEMTREE_ROOT``, else the nearest parent holding tree-index.json.
+
+    Refused (store.check_state_dir) when its ``.memtree`` is a symbolic link or holds one."""
     given = explicit if explicit is not None else os.environ.get(ENV_ROOT) or None
     if given is not None:
         root = Path(given).expanduser()
@@ -26,10 +28,12 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
                 f"{root} is not a memory root: it has no tree-index.json and no "
                 f"bank/, memory/ or recall/ folder (create one with `memtree init {given}`)"
             )
+        store.check_state_dir(root)
         return root
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / treemod.TREE_FILE).is_file():
+            store.check_state_dir(folder)
             return folder
     raise RootNotFound(
         "no memory root found: pass --root DIR, set MEMTREE_ROOT, or run `memtree init` "

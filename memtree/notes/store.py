@@ -27,6 +27,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -36,7 +37,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from memtree.errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
+from memtree.errors import BadName, ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
 from memtree.notes import recorder
 
 TIERS = ("recall", "bank", "memory")
@@ -419,6 +420,68 @@ def inside(root: Path, path: str | os.PathLike[str]) -> Path:
         shown = os.fspath(path)
         raise OutsideRoot(f"{shown} leads outside the memory root (to {real}); memtree reads and writes only inside it")
     return Path(real)
+
+
+NAME_MAX_BYTES = 255
+"""Bytes one part of a path may have on the usual file systems (NAME_MAX on Linux and macOS)."""
+PATH_MAX_BYTES = 4096
+"""Bytes a whole path may have (PATH_MAX on Linux); a longer name can name nothing."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_name(given: str, what: str, *, absolute: bool = False) -> str:
+    """The one check of a node id, note path or ref a user gives (CLI, Python API, HTTP, MCP); returns it.
+
+    BadName (one line naming ``what``) when it holds a NUL or another control character, a part
+    longer than a file name may be, or — unless ``absolute`` (a command-line path, which
+    :func:`inside` contains later) — starts with ``/`` or ``~`` or has a ``..`` part. Why one check
+    before any file call: the file system's own refusals (ENAMETOOLONG, a NUL's ValueError) surfaced
+    as tracebacks and HTTP 500s, each entry point meeting them at a different call.
+    """
+    shown = given if len(given) <= 80 else given[:60] + "…"
+    if _CONTROL.search(given):
+        raise BadName(f"{what} {shown!r}: a name may not hold a NUL or another control character")
+    parts = given.split("/")
+    if _size(given) > PATH_MAX_BYTES or any(_size(p) > NAME_MAX_BYTES for p in parts):
+        raise BadName(f"{what} {shown!r}: too long (a part of a name may have at most {NAME_MAX_BYTES} bytes)")
+    if not absolute and (given.startswith(("/", "~")) or ".." in parts):
+        raise BadName(f"{what} {shown!r}: give a name relative to the memory root (no leading '/' or '~', no '..')")
+    return given
+
+
+def _size(name: str) -> int:
+    return len(name.encode("utf-8", "surrogatepass"))
+
+
+def check_state_dir(root: Path) -> None:
+    """Refuse a root whose ``.memtree`` is not a real folder, or holds a symbolic link among its entries.
+
+    Why refuse, not follow or replace: every derived file (index, journal, undo copies, usage, the
+    daemon's socket and record) lives there and some are pruned by name, so a link would send memtree's
+    writes and deletions out of the root; a link is not memtree's to remove either. One lstat and one
+    listing of a dozen names per command.
+    """
+    state = Path(root) / STATE_DIR
+    try:
+        st = os.lstat(state)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise MemtreeError(f"cannot read {state}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutsideRoot(
+            f"{state} is a symbolic link (to {os.readlink(state)}): memtree keeps its derived state only in a real "
+            f"folder inside the root; remove the link (rm {state}: its target is left alone) and memtree rebuilds it"
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise MemtreeError(f"{state} is not a folder: memtree keeps its derived state there; move that file away")
+    with contextlib.suppress(OSError), os.scandir(state) as found:
+        for entry in found:
+            if entry.is_symlink():
+                raise OutsideRoot(
+                    f"{state / entry.name} is a symbolic link: memtree keeps its derived state only in real files "
+                    f"inside the root; remove the link (its target is left alone) and memtree rebuilds it"
+                )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from memtree.errors import TreeError
+from memtree.notes import store
 
 TREE_FILE = "tree-index.json"
 TREE_VERSION = 1
@@ -305,7 +306,7 @@ def _path_problem(path: str) -> str | None:
 
 def load(root: Path, check_files: bool = True) -> Tree:
     """Load <root>/tree-index.json (an empty tree if absent); node files must exist if checked."""
-    path = root / TREE_FILE
+    path = store.inside(root, TREE_FILE)  # a tree-index.json linked out of the root is refused, not read
     try:
         data = path.read_bytes()
     except FileNotFoundError:

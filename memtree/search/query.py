@@ -192,6 +192,7 @@ def context(
 
 def get(state: RootState, ref: str, now: datetime) -> Note:
     """A note by node id or root-relative path (counted as an access of it at ``now``)."""
+    store.check_name(ref, "get")
     tree = state.tree()
     node = tree.by_id.get(ref.strip("/"))
     if node is not None and node.path is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import _socket
 import json
 import os
+import stat
 from typing import Any
 
 from memtree.errors import MemtreeError
@@ -31,7 +32,7 @@ ENV_NO_DAEMON = "MEMTREE_NO_DAEMON"
 """Set (to anything but 0), every command runs in-process, as with ``--no-daemon``."""
 SOCKET_FILE = "serve.sock"
 RECORD_FILE = "serve.json"
-LOCK_FILE = "serve.lock"
+LOCK_SUFFIX = ".lock"
 TOKEN_FILE = "serve.token"
 LOG_FILE = "serve.log"
 MAX_SOCKET_PATH = 100
@@ -93,8 +94,63 @@ def option_value(argv: list[str], name: str) -> str | bool | None:
     return found
 
 
+def own_state(root: str) -> bool:
+    """Whether ``root``'s ``.memtree`` is a real folder (not a symlink): the daemon's files in it are memtree's."""
+    try:
+        return stat.S_ISDIR(os.lstat(os.path.join(root, STATE_DIR)).st_mode)
+    except OSError:
+        return False
+
+
+def _key(root: str) -> str:
+    """The root's name in the runtime folder (a hash of its real path)."""
+    import hashlib
+
+    return hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+
+
+def _xdg_folder() -> str | None:
+    base = os.environ.get("XDG_RUNTIME_DIR", "")
+    return os.path.join(base, "memtree") if base and os.path.isdir(base) else None
+
+
+def _tmp_folder() -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"memtree-{os.getuid()}")
+
+
+def runtime_folder() -> str:
+    """The user's private folder for daemon locks (and sockets too deep for the root):
+    ``$XDG_RUNTIME_DIR/memtree/``, else ``<tmp>/memtree-<uid>/`` (memtree.serve.unix creates it 0700)."""
+    return _xdg_folder() or _tmp_folder()
+
+
+def socket_path(root: str) -> str:
+    """Where the daemon of ``root`` (a real path) listens: ``.memtree/serve.sock``, or a runtime folder's
+    socket named by a hash of the root when that path is too long for AF_UNIX. Computed, never read
+    from a file: a record naming another path is not the daemon's (a planted one)."""
+    preferred = os.path.join(root, STATE_DIR, SOCKET_FILE)
+    if len(os.fsencode(preferred)) <= MAX_SOCKET_PATH:
+        return preferred
+    name = _key(root) + ".sock"
+    xdg = _xdg_folder()
+    if xdg is not None and len(os.fsencode(os.path.join(xdg, name))) <= MAX_SOCKET_PATH:
+        return os.path.join(xdg, name)
+    return os.path.join(_tmp_folder(), name)
+
+
+def lock_path(root: str) -> str:
+    """The lock a daemon of ``root`` holds while it lives: in the runtime folder, not under ``.memtree``, so
+    deleting ``.memtree`` cannot let a second daemon start for the root."""
+    return os.path.join(runtime_folder(), _key(root) + LOCK_SUFFIX)
+
+
 def record(root: str) -> dict[str, Any] | None:
-    """The running daemon's record for ``root`` (pid, socket, http, started_at), or None."""
+    """The running daemon's record for ``root`` (pid, socket, http, started_at), or None.
+
+    Only its ``socket`` field is checked (a string); it is trusted for nothing but equality with
+    :func:`socket_path`: a cloned repository may carry any ``serve.json``."""
     try:
         with open(os.path.join(root, STATE_DIR, RECORD_FILE), "rb") as f:
             data = json.loads(f.read())
@@ -105,10 +161,10 @@ def record(root: str) -> dict[str, Any] | None:
 
 def connect(root: str, timeout: float = CONNECT_TIMEOUT_S) -> _socket.socket | None:
     """A connection to the daemon serving ``root``, or None (no record, a stale one, a socket not ours)."""
-    found = record(root)
-    if found is None:
+    found = record(root) if own_state(root) else None
+    path = socket_path(root)
+    if found is None or found["socket"] != path:  # none, or one that names another path: not our daemon's
         return None
-    path = found["socket"]
     try:
         # Why the owner check: a record points at a socket; only one of this user's may get the command
         if os.stat(path).st_uid != os.getuid():

@@ -34,7 +34,7 @@ from memtree.notes import store
 from memtree.serve import client
 from memtree.serve.dispatch import Dispatcher, EditWatcher, RunCli
 from memtree.serve.maintenance import IngestFlush, Maintenance
-from memtree.serve.unix import UnixListener, socket_path
+from memtree.serve.unix import UnixListener, private_folder, socket_path
 
 if TYPE_CHECKING:
     from memtree.api import MemTree
@@ -109,9 +109,14 @@ class Daemon:
                 self.log(f"HTTP on http://{server.address} (/v1/<verb>, /mcp; token in {self.state_dir}/serve.token)")
             self.listen()
             self.write_record()
-        except BaseException:
+        except BaseException as exc:
             self.stop("could not start")
             self.shutdown()
+            if isinstance(exc, OSError):  # .memtree removed while starting, a full disk: one line, not a traceback
+                where = f" ({exc.filename})" if exc.filename else ""
+                raise MemtreeError(
+                    f"memtree serve could not start for {self.root}: {exc.strerror or exc}{where}"
+                ) from None
             raise
         self.run()
 
@@ -125,7 +130,9 @@ class Daemon:
             import fcntl
         except ImportError:  # Windows
             raise MemtreeError("memtree serve needs Unix sockets and flock, which this system lacks") from None
-        fd = os.open(self.state_dir / client.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        lock = Path(client.lock_path(str(self.root)))
+        private_folder(lock.parent)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
         for attempt in range(LOCK_TRIES):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -140,9 +147,7 @@ class Daemon:
         os.write(fd, f"{os.getpid()}\n".encode())
         self._lock_fd = fd
         stale = client.record(str(self.root))
-        if stale is not None:  # the lock was free: whoever wrote this is gone
-            with contextlib.suppress(OSError):
-                os.unlink(stale["socket"])
+        if stale is not None:  # the lock was free: whoever wrote this is gone (listen() clears its socket)
             self.log(f"replacing the stale record of pid {stale.get('pid')} (it stopped without cleaning up)")
 
     def warm(self) -> None:
@@ -206,9 +211,29 @@ class Daemon:
             # search recalls reach usage.json within a second, as an in-process MemTree's do; why not
             # after each request: the merge rewrites usage.json whole (~10 ms once it holds many entries)
             if now >= next_flush:
+                gone = self.unreachable()
+                if gone:
+                    self._reason = gone
+                    break
                 self._flush_usage()
                 next_flush = now + 1.0
         self.shutdown()
+
+    def unreachable(self) -> str:
+        """Why no client can find this daemon any more ("" while one can): its socket or record is gone or
+        replaced (``.memtree`` deleted). Why it then stops: one daemon per root, and a client finds only the
+        one its record names; the next command (or autostart) starts a fresh one over the fresh state."""
+        if self.listener is not None:
+            try:
+                st = os.lstat(self.listener.path)
+                if (st.st_dev, st.st_ino) != self.listener.identity:
+                    return "its socket was replaced"
+            except OSError:
+                return "its socket was removed (.memtree deleted?)"
+        mine = client.record(str(self.root))
+        if mine is None or mine.get("pid") != os.getpid():
+            return "its record was removed (.memtree deleted?)"
+        return ""
 
     def stop(self, reason: str = "asked to stop") -> None:
         """Ask ``run`` to stop (signal-safe: sets a flag)."""

@@ -17,12 +17,13 @@ from typing import Any
 from memtree.serve.client import (
     CONFIG_FILE,
     ENV_NO_DAEMON,
-    LOCK_FILE,
     LOG_FILE,
     STATE_DIR,
     connect,
     exchange,
     locate_root,
+    lock_path,
+    own_state,
 )
 
 MAX_FORWARD_BYTES = 1024 * 1024
@@ -171,7 +172,10 @@ def autostart(root: str) -> None:
         import subprocess
 
         os.makedirs(os.path.join(root, STATE_DIR), exist_ok=True)
-        log = os.open(os.path.join(root, STATE_DIR, LOG_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        if not own_state(root):  # a .memtree linked elsewhere: the daemon would refuse the root anyway
+            return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        log = os.open(os.path.join(root, STATE_DIR, LOG_FILE), flags, 0o600)
         try:
             subprocess.Popen(
                 [sys.executable, "-m", "memtree", "serve", "--root", root],
@@ -194,7 +198,7 @@ def starting(root: str | os.PathLike[str]) -> bool:
     except ImportError:
         return False
     try:
-        fd = os.open(os.path.join(root, STATE_DIR, LOCK_FILE), os.O_RDONLY)
+        fd = os.open(lock_path(os.fspath(root)), os.O_RDONLY)
     except OSError:
         return False
     try:

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import socket
-import tempfile
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -30,17 +29,11 @@ ACCEPT_POLL_S = 0.1
 
 
 def socket_path(root: Path) -> Path:
-    """Where the root's socket goes: ``.memtree/serve.sock``, or a runtime folder when that path is too long."""
-    preferred = root / store.STATE_DIR / client.SOCKET_FILE
-    if len(os.fsencode(preferred)) <= client.MAX_SOCKET_PATH:
-        return preferred
-    base = os.environ.get("XDG_RUNTIME_DIR", "")
-    folder = Path(base) / "memtree" if base and os.path.isdir(base) else None
-    name = hashlib.sha256(os.fsencode(root)).hexdigest()[:16] + ".sock"
-    if folder is None or len(os.fsencode(folder / name)) > client.MAX_SOCKET_PATH:
-        folder = Path(tempfile.gettempdir()) / f"memtree-{os.getuid()}"
-    private_folder(folder)
-    return folder / name
+    """Where the root's socket goes (client.socket_path), its runtime folder created private when it is one."""
+    path = Path(client.socket_path(str(root)))
+    if path.parent != root / store.STATE_DIR:
+        private_folder(path.parent)
+    return path
 
 
 def private_folder(folder: Path) -> None:
@@ -54,13 +47,25 @@ def private_folder(folder: Path) -> None:
         os.chmod(folder, 0o700)
 
 
+def clear_socket(path: Path) -> None:
+    """Remove a dead daemon's socket at ``path`` (the caller holds the root's serve lock); anything but a
+    socket there is refused, never deleted: the path is computed, yet a file may have been put there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise MemtreeError(f"{path} is not a socket: memtree serve will not replace it (remove it if it is not yours)")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
 class UnixListener:
     """A bound, listening socket at ``path`` answering each request line with ``answer``."""
 
     def __init__(self, path: Path, answer: Callable[[bytes], bytes]) -> None:
         self.path, self.answer = path, answer
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)  # the caller holds the root's serve lock: a socket here is a dead daemon's
+        clear_socket(path)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -71,7 +76,7 @@ class UnixListener:
         sock.listen(128)
         sock.settimeout(ACCEPT_POLL_S)
         st = path.stat()
-        self._identity = (st.st_dev, st.st_ino)
+        self.identity = (st.st_dev, st.st_ino)
         self._sock = sock
         self._closing = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -86,7 +91,7 @@ class UnixListener:
         self._closing.set()
         with contextlib.suppress(OSError):
             st = self.path.stat()
-            if (st.st_dev, st.st_ino) == self._identity:
+            if (st.st_dev, st.st_ino) == self.identity:
                 os.unlink(self.path)
         self._sock.close()
         self.thread.join(timeout=1 + ACCEPT_POLL_S)

@@ -43,9 +43,12 @@ class Opened:
 
 
 def _serving(root: Path) -> dict[str, object] | None:
-    """The record of a live daemon serving ``root``, or None."""
+    """The record of a live daemon serving ``root``, or None (a record with no daemon holding the lock is a
+    dead one's, or planted: a cloned repository may carry any serve.json)."""
+    from memtree.serve.forward import starting
+
     found = client.record(str(root))
-    return found if found is not None and pid_alive(found.get("pid")) else None
+    return found if found is not None and pid_alive(found.get("pid")) and starting(root) else None
 
 
 def _start(root: Path) -> subprocess.Popen[bytes]:

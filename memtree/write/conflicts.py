@@ -55,7 +55,7 @@ class OpenConflict:
 
 def load(root: Path) -> list[OpenConflict]:
     """The open conflicts (none when the file is absent)."""
-    path = root / CONFLICTS_FILE
+    path = store.inside(root, CONFLICTS_FILE)  # one linked out of the root is refused, not read
     try:
         data = path.read_bytes()
     except FileNotFoundError:

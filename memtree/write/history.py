@@ -64,7 +64,7 @@ def history(state: RootState, ref: str | None = None, limit: int = HISTORY_LIMIT
     journal.reverse()
     if ref is None or not ref.strip():
         return History(None, tuple(journal[:limit]), tuple(git.log(state.root, (), limit)))
-    ref = ref.strip()
+    ref = store.check_name(ref.strip(), "history", absolute=True)
     paths = _paths_of(state, ref, journal)
     if paths is not None:
         wanted = set(paths)

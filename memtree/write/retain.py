@@ -193,7 +193,7 @@ def choose_target(req: Request, tree: Tree, routes: dict[str, float], settings: 
     (node id or bank/….md path) or by a tag that does not exist yet is created with its node.
     """
     if req.to is not None:
-        ref = req.to.strip().strip("/")
+        ref = store.check_name(req.to.strip(), "--to").strip("/")
         node = tree.by_id.get(ref) or tree.by_path.get(ref)
         if node is None:
             # Why both spellings: `--to work/meetings` and `--to bank/work/meetings.md` name one note
