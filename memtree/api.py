@@ -248,6 +248,11 @@ class MemTree:
         with self.state.lock:
             return write.sweep(self.state)
 
+    def cut_cycles(self) -> list[str]:
+        """Cut every parent cycle of tree-index.json (`check --fix`); returns the ids made top nodes."""
+        with self.state.lock:
+            return write.cut_cycles(self.state)
+
     def export(self, bank: str | None = None) -> dict[str, Any]:
         """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
         with self.state.lock:

@@ -11,7 +11,7 @@ import functools
 import os
 import unicodedata
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
@@ -225,6 +225,10 @@ def _node(raw: Any, index: int, source: str) -> Node:
     return Node(node_id, path, tuple(keywords), parent, tuple(children), float(weight))
 
 
+class TreeCycle(TreeError):
+    """tree-index.json's parents run round a cycle (`memtree check --fix` cuts it: :func:`cut_cycles`)."""
+
+
 def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE_FILE) -> Tree:
     """Check ids, paths, parents, children and cycles; return the Tree or raise TreeError."""
     by_id: dict[str, Node] = {}  # by NFC id: two ids that differ only in normalization are one id
@@ -264,7 +268,7 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
         p = n.parent
         while p is not None and p not in rooted:
             if p in chain:
-                raise TreeError(f"{source}: parent cycle through node '{n.id}' ({' → '.join([*chain, p])})")
+                raise TreeCycle(f"{source}: parent cycle through node '{n.id}' ({' → '.join([*chain, p])})")
             chain.append(p)
             p = by_id[_nfc(p)].parent
         rooted.update(chain)
@@ -272,6 +276,66 @@ def validate(nodes: Sequence[Node], root: Path | None = None, source: str = TREE
     if root is not None:
         check_files(tree, root, source=source)
     return tree
+
+
+def _cut(nodes: Sequence[Node]) -> tuple[list[Node], list[str]]:
+    """``nodes`` with every parent cycle cut, and the ids cut: in each cycle the node of the shortest id
+    (the one a person most likely meant as the top) loses its parent, which stops listing it."""
+    by_id = {n.id: n for n in nodes}
+    cut: list[str] = []
+    rooted: set[str] = set()
+    for n in nodes:
+        chain = [n.id]
+        p = n.parent
+        while p is not None and p not in rooted and p in by_id:
+            if p in chain:
+                top = min(chain[chain.index(p) :], key=lambda i: (i.count("/"), len(i), i))
+                old = by_id[top].parent
+                by_id[top] = replace(by_id[top], parent=None)
+                if old is not None and old in by_id:
+                    kept = tuple(c for c in by_id[old].children if c != top)
+                    by_id[old] = replace(by_id[old], children=kept)
+                cut.append(top)
+                break
+            chain.append(p)
+            p = by_id[p].parent
+        rooted.update(chain)
+    return [by_id[n.id] for n in nodes], cut
+
+
+def cut_cycles(root: Path) -> list[str]:
+    """Cut every parent cycle of tree-index.json and save it (under the write lock); the ids made top nodes.
+
+    Nothing is written when the file has no cycle, or when it has another problem too (that one is
+    the person's to fix: `memtree check` names it).
+    """
+    from memtree.errors import ChangedOnDisk
+
+    source = str(root / TREE_FILE)
+    with store.write_lock(root):
+        for _ in range(store.REWRITE_ATTEMPTS):
+            snap = store.read(root, TREE_FILE)
+            if snap.data is None:
+                return []
+            try:
+                loads(snap.data, None, source)
+                return []
+            except TreeCycle:
+                pass
+            except TreeError:
+                return []
+            doc = orjson.loads(snap.data.removeprefix(b"\xef\xbb\xbf"))
+            nodes, cut = _cut(_nodes(doc["nodes"], source))
+            try:
+                fixed = validate(nodes, None, source)
+            except TreeError:
+                return []
+            try:
+                store.save(root, snap, dumps(fixed))
+                return cut
+            except ChangedOnDisk:
+                continue
+    raise ChangedOnDisk(f"{TREE_FILE} kept changing while memtree tried to write it; nothing was written")
 
 
 def dangling(tree: Tree, root: Path, known: Container[str] = ()) -> list[Node]:

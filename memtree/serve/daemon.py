@@ -92,9 +92,13 @@ class Daemon:
     def serve(self, http: tuple[str, int] | None = None) -> None:
         """All of it: lock, warm up, listen (and HTTP), record, serve until stopped; cleans up on any failure.
 
-        Raises AlreadyServing (nothing touched) when another daemon has the root.
+        Raises AlreadyServing (nothing touched) when another daemon has the root, and one MemtreeError
+        line when the file system refuses a step (``.memtree`` removed while starting, a read-only root).
         """
-        self.acquire()
+        try:
+            self.acquire()
+        except OSError as exc:
+            raise self._start_error(exc) from None
         try:
             _route_library_logs(self.log)
             self.warm()
@@ -113,12 +117,13 @@ class Daemon:
             self.stop("could not start")
             self.shutdown()
             if isinstance(exc, OSError):  # .memtree removed while starting, a full disk: one line, not a traceback
-                where = f" ({exc.filename})" if exc.filename else ""
-                raise MemtreeError(
-                    f"memtree serve could not start for {self.root}: {exc.strerror or exc}{where}"
-                ) from None
+                raise self._start_error(exc) from None
             raise
         self.run()
+
+    def _start_error(self, exc: OSError) -> MemtreeError:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return MemtreeError(f"memtree serve could not start for {self.root}: {exc.strerror or exc}{where}")
 
     def acquire(self) -> None:
         """Take the root's serve lock (raises AlreadyServing) and clear what a killed daemon left."""

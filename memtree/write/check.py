@@ -72,7 +72,7 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
     try:
         tree = treemod.load(root, check_files=False)
     except TreeError as exc:
-        return [*problems, Problem("tree", treemod.TREE_FILE, str(exc))]
+        return [*problems, Problem("tree", treemod.TREE_FILE, str(exc), isinstance(exc, treemod.TreeCycle))]
     on_disk = {f.path for f in disk}
     for node in tree.nodes:
         if node.path and node.path not in on_disk and not (root / node.path).is_file():

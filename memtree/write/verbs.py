@@ -248,6 +248,13 @@ def sweep(state: RootState) -> list[str]:
     return store.sweep(state.root)
 
 
+def cut_cycles(state: RootState) -> list[str]:
+    """Cut every parent cycle of tree-index.json; returns the ids made top nodes."""
+    cut = treemod.cut_cycles(state.root)
+    state.forget_tree()
+    return cut
+
+
 def split(
     state: RootState, path: str | None = None, max_bytes: int | None = None, now: datetime | None = None
 ) -> list[SplitResult]:
