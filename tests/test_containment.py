@@ -74,7 +74,8 @@ def test_a_client_connects_only_to_the_socket_it_computes_for_the_root(sample_ro
     with serving(sample_root):
         # a record naming another socket of this user's (here: this very daemon's, at another path) is not followed
         other = _outside(tmp_path) / "elsewhere.sock"
-        os.link(client.socket_path(str(sample_root)), other)
+        record = sample_root / store.STATE_DIR / client.RECORD_FILE
+        os.link(json.loads(record.read_text(encoding="utf-8"))["socket"], other)
         _plant(sample_root, other, os.getpid())
         assert client.connect(str(sample_root)) is None
 
@@ -205,7 +206,7 @@ def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path: Path, argv: l
         ("add", {"text": "rollbacks take one command", "to": "/abs/x"}),
         ("update", {"ref": "bank/x\x00.md:1", "text": "t"}),
         ("history", {"ref": f"bank/{LONG}.md"}),
-        ("set_bank", {"name": "o\x00ps", "enabled": False}),
+        ("set_bank", {"name": LONG, "enabled": False}),
     ],
 )
 def test_the_json_api_answers_a_bad_name_with_a_user_error(tmp_path: Path, verb: str, args: dict[str, object]) -> None:
