@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from memtree import MemTree
 from memtree.cli.app import app
 from memtree.errors import BadName, MemtreeError, OutsideRoot
-from memtree.notes import store
+from memtree.notes import changes, store
 from memtree.serve import client, forward, verbs
 from memtree.serve.daemon import AlreadyServing, Daemon
 
@@ -271,3 +271,23 @@ def test_serve_of_a_root_whose_memtree_is_linked_out_refuses(sample_root: Path, 
         [*MEMTREE, "serve", "--root", str(sample_root)], capture_output=True, env=_env(), timeout=START_S
     )
     assert done.returncode == 2 and b"symbolic link" in done.stderr and list(out.iterdir()) == []
+
+
+def test_undo_follows_no_planted_journal_to_a_file_memtree_never_writes(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    hook = root / ".git/hooks/pre-commit"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    planted = {
+        "id": "ch-20260101000000-aaaaaa",
+        "time": "2026-01-01T00:00:00+00:00",
+        "command": "add",
+        "ids": [],
+        "files": [{"path": ".git/hooks/pre-commit", "before": None, "after": changes.digest(hook.read_bytes())}],
+    }
+    planted["files"][0] |= {"head": 0, "tail": 0}  # type: ignore[index]
+    state = root / store.STATE_DIR
+    state.mkdir()
+    (state / changes.JOURNAL_FILE).write_bytes(orjson.dumps(planted) + b"\n")
+    assert_one_line_error(runner.invoke(app, ["undo", "--root", str(root)]), "never writes")
+    assert hook.read_text(encoding="utf-8") == "#!/bin/sh\nexit 0\n"

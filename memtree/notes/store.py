@@ -86,6 +86,18 @@ def note_path(rel: str) -> bool:
     )
 
 
+TRACKED_FILES = ("tree-index.json", "conflicts.json", "memtree.yaml")
+"""The root's files memtree writes besides notes (memtree.notes.tree, memtree.write.conflicts, memtree.config)."""
+
+
+def memtree_writes(rel: str) -> bool:
+    """Whether memtree ever writes the root-relative ``rel``: a tier note (bank/_archive/'s too) or one of
+    TRACKED_FILES. Why: a path read from ``.memtree/`` (the change journal undo follows) may be planted,
+    and must not make memtree rewrite ``.git/hooks/pre-commit`` or a dotfile."""
+    archive = f"bank/{ARCHIVE_DIR}/"
+    return rel in TRACKED_FILES or note_path(f"bank/{rel[len(archive) :]}" if rel.startswith(archive) else rel)
+
+
 class Listings:
     """Folders' notes and subfolders as :func:`walk` last listed them, reused while a folder is unchanged.
 

@@ -2,9 +2,13 @@
 
 It listens on a Unix socket (memtree.serve.unix: ``.memtree/serve.sock``, the user's alone) and,
 with ``--http``, on loopback HTTP (memtree.serve.http); it records itself in ``.memtree/serve.json``
-(pid, socket, http address, started_at). While alive it holds an flock on ``.memtree/serve.lock``:
-a second daemon for the root says the first one's pid and leaves, and a record left by a killed
-daemon (lock free) is stale and replaced. Requests (the protocol: memtree.serve.client) are
+(pid, socket, http address, started_at). While alive it holds an flock on the root's lock in the
+user's runtime folder (client.lock_path), not under ``.memtree``, so deleting that folder cannot let
+a second daemon start: a second daemon for the root says the first one's pid and leaves, and a
+record left by a killed daemon (lock free) is stale and replaced. Nothing a record says is trusted
+to name a path (a cloned repository may carry one): the socket's path is computed (client.socket_path)
+and only a socket there is removed. A daemon whose socket or record disappears stops (``unreachable``).
+Requests (the protocol: memtree.serve.client) are
 answered by memtree.serve.dispatch: a program's verbs, and the CLI's command lines, which the CLI
 layer runs (``run_cli``, memtree.cli.serve: serve imports no CLI).
 

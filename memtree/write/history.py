@@ -162,6 +162,11 @@ def _plan(root: Path, picked: tuple[Change, ...]) -> tuple[dict[str, store.Snaps
     wanted: dict[str, bytes | None] = {}
     for change in picked:
         for f in reversed(change.files):
+            if not store.memtree_writes(f.path):
+                raise MemtreeError(
+                    f"cannot undo {change.id}: the journal names {f.path}, a file memtree never writes "
+                    f"(a planted or damaged {changes.STATE_DIR}/{changes.JOURNAL_FILE}?); nothing was written"
+                )
             if f.path not in snaps:
                 snaps[f.path] = store.read(root, f.path)
                 wanted[f.path] = snaps[f.path].data
