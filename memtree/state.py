@@ -203,7 +203,12 @@ class RootState:
 
     def relative(self, path: str, must_exist: bool = True) -> str:
         """A note path given on the command line (relative to here or the root) → root-relative."""
-        store.check_name(path, "path", absolute=True)
+        try:
+            store.check_name(path, "path", absolute=True)
+        except QueryError:
+            if not must_exist:
+                return ""  # no note of this memory has such a name (a pre-commit hook passes every file)
+            raise
         given = Path(path).expanduser()
         for candidate in (given, self.root / path):
             full = candidate.resolve()
