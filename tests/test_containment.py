@@ -291,3 +291,13 @@ def test_undo_follows_no_planted_journal_to_a_file_memtree_never_writes(tmp_path
     (state / changes.JOURNAL_FILE).write_bytes(orjson.dumps(planted) + b"\n")
     assert_one_line_error(runner.invoke(app, ["undo", "--root", str(root)]), "never writes")
     assert hook.read_text(encoding="utf-8") == "#!/bin/sh\nexit 0\n"
+
+
+def test_the_memory_tool_refuses_a_name_too_long_with_the_one_check(sample_root: Path) -> None:
+    from test_claude_memory import run
+
+    from memtree.serve.claude_memory import MemtreeMemoryTool
+
+    tool = MemtreeMemoryTool(MemTree(sample_root))
+    content, failed = run(tool, command="create", path=f"/memories/bank/{LONG}.md", file_text="hello\n")
+    assert failed and "at most 255 bytes" in content and "\n" not in content, content

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from memtree.errors import MemtreeError, OutsideRoot
+from memtree.errors import BadName, MemtreeError, OutsideRoot
 from memtree.notes import store
 
 MEMORIES = "/memories"
@@ -82,7 +82,11 @@ def parse(path: str) -> str:
     parts = [p for p in path[len(MEMORIES) :].split("/") if p not in ("", ".")]
     if ".." in parts:
         raise OutsideRoot(f"Path {path} would escape /memories directory")
-    return "/".join(parts)
+    rel = "/".join(parts)
+    try:
+        return store.check_name(rel, "path")  # the one check of a name (a part too long for the file system)
+    except BadName as exc:
+        raise Refused(f"Path {shown(rel)[:80]} cannot be a memory: {str(exc).rsplit(': ', 1)[-1]}") from None
 
 
 def resolve(root: Path, path: str) -> Target:
