@@ -104,7 +104,7 @@ def test_a_root_made_before_keeps_its_inbox_note(mt: MemTree) -> None:
     assert "예전 메모" in old.read_text(encoding="utf-8") and not (mt.root / "bank/inbox/inbox.md").exists()
 
 
-@pytest.mark.parametrize("ref", ["work/meetings", "bank/work/meetings.md", "/work/meetings/"])
+@pytest.mark.parametrize("ref", ["work/meetings", "bank/work/meetings.md", "work/meetings/"])
 def test_to_a_node_id_or_a_path_that_does_not_exist_yet_creates_both(mt: MemTree, ref: str) -> None:
     decision = mt.add("주간 회의는 월요일 10시에 한다 (weekly sync)", to=ref, now=NOW)
     assert isinstance(decision, Created)

@@ -466,7 +466,7 @@ def _size(name: str) -> int:
 
 
 def check_state_dir(root: Path) -> None:
-    """Refuse a root whose ``.memtree`` is not a real folder, or holds a symbolic link among its entries.
+    """Refuse a root whose ``.memtree`` is a symbolic link, or holds one among its entries.
 
     Why refuse, not follow or replace: every derived file (index, journal, undo copies, usage, the
     daemon's socket and record) lives there and some are pruned by name, so a link would send memtree's
@@ -486,7 +486,7 @@ def check_state_dir(root: Path) -> None:
             f"folder inside the root; remove the link (rm {state}: its target is left alone) and memtree rebuilds it"
         )
     if not stat.S_ISDIR(st.st_mode):
-        raise MemtreeError(f"{state} is not a folder: memtree keeps its derived state there; move that file away")
+        return  # a file in the way: nothing can be written through it (the index stays in memory, with a warning)
     with contextlib.suppress(OSError), os.scandir(state) as found:
         for entry in found:
             if entry.is_symlink():
