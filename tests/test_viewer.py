@@ -388,6 +388,21 @@ def card_with(driver: Any, text: str) -> Any:
     return next((c for c in all_by(driver, "#cards > .card") if text in c.get_attribute("textContent")), None)
 
 
+def click_in_card(driver: Any, text: str, css: str) -> None:
+    """Click ``css`` in the card saying ``text`` (again if a live update replaced the card meanwhile)."""
+
+    def go(d: Any) -> bool:
+        found = card_with(d, text)
+        if found is None:
+            return False
+        button = found.find_element("css selector", css)
+        js(d, "arguments[0].scrollIntoView({block: 'center'})", button)  # not under the sticky tab bar
+        button.click()
+        return True
+
+    wait(driver, go)
+
+
 @pytest.fixture(scope="module")
 def page(browser: Any, served: Served) -> Any:
     ready(browser, served.link())
@@ -539,8 +554,7 @@ def in_view(driver: Any, element: Any) -> bool:
 def test_a_whole_note_opens_from_a_card_or_a_hit_at_the_entry_s_place(page: Any) -> None:
     from selenium.webdriver.common.keys import Keys
 
-    long = wait(page, lambda d: card_with(d, "긴 항목 첫 줄"))
-    long.find_element("css selector", "button.open-note").click()
+    click_in_card(page, "긴 항목 첫 줄", "button.open-note")
     wait(page, lambda d: by(d, "#view-note").is_displayed() and by(d, "#note .here"))
     assert by(page, "#note-title").text == "bank/render/sample.md"
     here = by(page, "#note .here")
@@ -554,20 +568,19 @@ def test_a_whole_note_opens_from_a_card_or_a_hit_at_the_entry_s_place(page: Any)
     # from a search hit to its place in the note
     by(page, "#search-query").clear()
     by(page, "#search-query").send_keys("가치관", Keys.ENTER)
-    hit = wait(page, lambda d: by(d, "#hits > .card"))
-    path, line = hit.get_attribute("data-path"), int(hit.get_attribute("data-line"))
-    words = hit.find_element("css selector", ".md > *").text
-    hit.find_element("css selector", "button.open-note").click()
+    first_hit = "const h = document.querySelector('#hits > .card');"
+    first_hit += "return h && [h.dataset.path, +h.dataset.line, h.querySelector('.md > *').textContent]"
+    path, line, words = wait(page, lambda d: js(d, first_hit))
+    click(page, "#hits > .card button.open-note")
     wait(page, lambda d: by(d, "#note-title").text == path and by(d, "#note .here"))
     here = by(page, "#note .here")
     assert int(here.get_attribute("data-line")) <= line <= int(here.get_attribute("data-end"))
-    assert in_view(page, here) and words in " ".join(h.text for h in all_by(page, "#note .here"))
+    assert in_view(page, here) and words in "".join(h.get_attribute("textContent") for h in all_by(page, "#note .here"))
     by(page, "#note-back").click()
     wait(page, lambda d: by(d, "#hits").is_displayed())
     by(page, "#clear-search").click()
     # a note holding HTML shows it as text; its metadata comments are not shown
-    xss = wait(page, lambda d: card_with(d, "스크립트 노트"))
-    xss.find_element("css selector", "button.open-note").click()
+    click_in_card(page, "스크립트 노트", "button.open-note")
     wait(page, lambda d: by(d, "#note-title").text == "bank/security/xss.md")
     note = by(page, "#note").get_attribute("textContent")
     assert "<script>window.__pwned = 1</script>" in note and '<img src=x onerror="window.__pwned = 2">' in note
@@ -578,12 +591,14 @@ def test_a_whole_note_opens_from_a_card_or_a_hit_at_the_entry_s_place(page: Any)
 
 
 def test_an_entry_in_an_open_conflict_is_marked_and_leads_to_it(page: Any) -> None:
-    marked = wait(page, lambda d: card_with(d, "50은 되어야").find_element("css selector", ".conflict-mark"))
-    older = wait(page, lambda d: card_with(d, "10이면 충분").find_element("css selector", ".conflict-mark"))
-    conflict = marked.get_attribute("data-conflict")
-    assert conflict and older.get_attribute("data-conflict") == conflict and conflict in marked.text
-    assert card_with(page, "긴 항목 첫 줄").find_elements("css selector", ".conflict-mark") == []
-    marked.click()
+    marks = """return [...document.querySelectorAll('#cards > .card')].filter(c => c.textContent.includes(arguments[0]))
+      .map(c => c.querySelector('.conflict-mark')).map(m => m && [m.dataset.conflict, m.textContent]);"""
+    newer = wait(page, lambda d: js(d, marks, "50은 되어야")[0])
+    older = wait(page, lambda d: js(d, marks, "10이면 충분")[0])
+    conflict = newer[0]
+    assert conflict and older[0] == conflict and conflict in newer[1]
+    assert js(page, marks, "긴 항목 첫 줄") == [None]
+    click_in_card(page, "50은 되어야", ".conflict-mark")
     wait(page, lambda d: by(d, "#view-conflicts").is_displayed() and by(d, "#conflicts .conflict.here"))
     assert by(page, "#conflicts .conflict.here").get_attribute("data-conflict") == conflict
     assert js(page, "return document.activeElement.dataset.conflict") == conflict
@@ -702,7 +717,9 @@ def test_at_360px_no_view_scrolls_sideways_and_a_dialog_fits(page: Any) -> None:
             if view == "banks":
                 wait(page, lambda d: all_by(d, "#banks tr"))
             assert js(page, overflow) <= 1, view
-        by(page, "#add-button").click()  # from the Banks tab
+        by(page, "[data-view=banks]").click()
+        wait(page, lambda d: by(d, "#view-banks").is_displayed())
+        by(page, "#add-button").click()  # a dialog opened from the Banks tab
         wait(page, lambda d: js(d, "return document.getElementById('dialog').open"))
         box = js(
             page,
@@ -713,9 +730,10 @@ def test_at_360px_no_view_scrolls_sideways_and_a_dialog_fits(page: Any) -> None:
         left, right, top, bottom, width, height, clipped = box
         assert left >= 0 and right <= width and top >= 0 and bottom <= height and clipped <= 1, box
         assert js(page, overflow) <= 1
+        shot(page, "narrow-dialog")
         press(page, "Cancel")
         by(page, "[data-view=entries]").click()
-        card_with(page, "긴 항목 첫 줄").find_element("css selector", "button.open-note").click()
+        click_in_card(page, "긴 항목 첫 줄", "button.open-note")
         wait(page, lambda d: by(d, "#note .here"))
         assert js(page, overflow) <= 1  # the note's table and code scroll inside their own boxes
         shot(page, "narrow-note")

@@ -246,6 +246,7 @@ let toastTimer = 0;
 function toast(message, kind = "ok") {
   const t = $("toast");
   $("toast-text").textContent = message;
+  $("toast-text").title = message;
   t.dataset.kind = kind;
   t.hidden = false;
   clearTimeout(toastTimer);
