@@ -331,16 +331,33 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def wait(driver: Any, condition: Any, timeout: float = 20) -> Any:
     """Wait for ``condition``; a list re-rendered meanwhile (a live update) is looked at again."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
     from selenium.webdriver.support.ui import WebDriverWait
 
-    ignored = (StaleElementReferenceException, NoSuchElementException, StopIteration)
+    ignored = (
+        StaleElementReferenceException,
+        NoSuchElementException,
+        StopIteration,
+        ElementClickInterceptedException,
+    )
     return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored).until(condition)
+
+
+def centred(driver: Any, element: Any) -> bool:
+    """Click ``element`` scrolled to the window's middle (WebDriver's own scroll may leave it under the
+    sticky tab bar)."""
+    js(driver, "arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+    return True
 
 
 def click(driver: Any, css: str) -> None:
     """Click the first element ``css`` names (again if a live update replaced it meanwhile)."""
-    wait(driver, lambda d: by(d, css).click() or True)
+    wait(driver, lambda d: centred(d, by(d, css)))
 
 
 def js(driver: Any, script: str, *args: Any) -> Any:
@@ -395,10 +412,7 @@ def click_in_card(driver: Any, text: str, css: str) -> None:
         found = card_with(d, text)
         if found is None:
             return False
-        button = found.find_element("css selector", css)
-        js(d, "arguments[0].scrollIntoView({block: 'center'})", button)  # not under the sticky tab bar
-        button.click()
-        return True
+        return centred(d, found.find_element("css selector", css))
 
     wait(driver, go)
 
@@ -625,7 +639,7 @@ def test_banks_switch_conflicts_side_by_side_tree_and_status(page: Any, served: 
     wait(page, lambda d: "identity/values" in by(d, "#tree").text)
     assert "가치관" in by(page, "#tree").text and all_by(page, "#tree .chip")
     shot(page, "tree")
-    wait(page, lambda d: next(b for b in all_by(d, "#tree button") if b.text == "identity/values").click() or True)
+    wait(page, lambda d: centred(d, next(b for b in all_by(d, "#tree button") if b.text == "identity/values")))
     wait(page, lambda d: by(d, "#cards").is_displayed() and all_by(d, "#cards > .card"))
     wait(page, lambda d: all("identity/values" in c.text for c in all_by(d, "#cards > .card")))
     click(page, "#node-filter button")
