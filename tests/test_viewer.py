@@ -331,16 +331,33 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def wait(driver: Any, condition: Any, timeout: float = 20) -> Any:
     """Wait for ``condition``; a list re-rendered meanwhile (a live update) is looked at again."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
     from selenium.webdriver.support.ui import WebDriverWait
 
-    ignored = (StaleElementReferenceException, NoSuchElementException, StopIteration)
+    ignored = (
+        StaleElementReferenceException,
+        NoSuchElementException,
+        StopIteration,
+        ElementClickInterceptedException,
+    )
     return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored).until(condition)
+
+
+def centred(driver: Any, element: Any) -> bool:
+    """Click ``element`` scrolled to the window's middle (WebDriver's own scroll may leave it under the
+    sticky tab bar)."""
+    js(driver, "arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+    return True
 
 
 def click(driver: Any, css: str) -> None:
     """Click the first element ``css`` names (again if a live update replaced it meanwhile)."""
-    wait(driver, lambda d: by(d, css).click() or True)
+    wait(driver, lambda d: centred(d, by(d, css)))
 
 
 def js(driver: Any, script: str, *args: Any) -> Any:
@@ -386,6 +403,18 @@ def shot(driver: Any, name: str) -> None:
 
 def card_with(driver: Any, text: str) -> Any:
     return next((c for c in all_by(driver, "#cards > .card") if text in c.get_attribute("textContent")), None)
+
+
+def click_in_card(driver: Any, text: str, css: str) -> None:
+    """Click ``css`` in the card saying ``text`` (again if a live update replaced the card meanwhile)."""
+
+    def go(d: Any) -> bool:
+        found = card_with(d, text)
+        if found is None:
+            return False
+        return centred(d, found.find_element("css selector", css))
+
+    wait(driver, go)
 
 
 @pytest.fixture(scope="module")
@@ -508,6 +537,88 @@ def test_search_highlights_and_explains_within_one_bank_or_all(page: Any) -> Non
     assert by(page, "#cards").is_displayed()
 
 
+def test_a_search_shows_its_results_from_whichever_view_it_was_started(page: Any) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    for view in ("conflicts", "banks", "tree", "status"):
+        by(page, f"[data-view={view}]").click()
+        wait(page, lambda d, v=view: by(d, f"#view-{v}").is_displayed())
+        by(page, "#search-query").clear()
+        by(page, "#search-query").send_keys("가치관", Keys.ENTER)
+        wait(page, lambda d: by(d, "#hits > .card").is_displayed(), timeout=10)
+        assert by(page, "[data-view=entries]").get_attribute("aria-current") == "page", view
+        assert "가치관" in by(page, "#search-summary").text
+        by(page, "#clear-search").click()
+    assert by(page, "#cards").is_displayed()
+
+
+def in_view(driver: Any, element: Any) -> bool:
+    """Whether ``element`` is inside the window (and not under the sticky tab bar)."""
+    return bool(
+        js(
+            driver,
+            """const r = arguments[0].getBoundingClientRect();
+            const bar = document.querySelector('.tabs').getBoundingClientRect();
+            return r.height > 0 && r.top >= bar.bottom - 1 && r.top < window.innerHeight;""",
+            element,
+        )
+    )
+
+
+def test_a_whole_note_opens_from_a_card_or_a_hit_at_the_entry_s_place(page: Any) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    click_in_card(page, "긴 항목 첫 줄", "button.open-note")
+    wait(page, lambda d: by(d, "#view-note").is_displayed() and by(d, "#note .here"))
+    assert by(page, "#note-title").text == "bank/render/sample.md"
+    here = by(page, "#note .here")
+    assert "긴 항목 첫 줄" in here.text and "접힘확인" in here.text and in_view(page, here)
+    # the parts of a note that are not entries: its table and its code block
+    assert [c.text for c in all_by(page, "#note .md-table td")][:2] == ["배포창", "화요일"]
+    assert "코드블록마커" in by(page, "#note pre code").text
+    shot(page, "note")
+    by(page, "#note-back").click()
+    wait(page, lambda d: by(d, "#cards").is_displayed() and card_with(d, "긴 항목 첫 줄") is not None)
+    # from a search hit to its place in the note
+    by(page, "#search-query").clear()
+    by(page, "#search-query").send_keys("가치관", Keys.ENTER)
+    first_hit = "const h = document.querySelector('#hits > .card');"
+    first_hit += "return h && [h.dataset.path, +h.dataset.line, h.querySelector('.md > *').textContent]"
+    path, line, words = wait(page, lambda d: js(d, first_hit))
+    click(page, "#hits > .card button.open-note")
+    wait(page, lambda d: by(d, "#note-title").text == path and by(d, "#note .here"))
+    here = by(page, "#note .here")
+    assert int(here.get_attribute("data-line")) <= line <= int(here.get_attribute("data-end"))
+    assert in_view(page, here) and words in "".join(h.get_attribute("textContent") for h in all_by(page, "#note .here"))
+    by(page, "#note-back").click()
+    wait(page, lambda d: by(d, "#hits").is_displayed())
+    by(page, "#clear-search").click()
+    # a note holding HTML shows it as text; its metadata comments are not shown
+    click_in_card(page, "스크립트 노트", "button.open-note")
+    wait(page, lambda d: by(d, "#note-title").text == "bank/security/xss.md")
+    note = by(page, "#note").get_attribute("textContent")
+    assert "<script>window.__pwned = 1</script>" in note and '<img src=x onerror="window.__pwned = 2">' in note
+    assert "memtree:" not in note and not all_by(page, "#note script, #note img")
+    assert js(page, "return window.__pwned === undefined")
+    by(page, "#note-back").click()
+    wait(page, lambda d: by(d, "#cards").is_displayed())
+
+
+def test_an_entry_in_an_open_conflict_is_marked_and_leads_to_it(page: Any) -> None:
+    marks = """return [...document.querySelectorAll('#cards > .card')].filter(c => c.textContent.includes(arguments[0]))
+      .map(c => c.querySelector('.conflict-mark')).map(m => m && [m.dataset.conflict, m.textContent]);"""
+    newer = wait(page, lambda d: js(d, marks, "50은 되어야")[0])
+    older = wait(page, lambda d: js(d, marks, "10이면 충분")[0])
+    conflict = newer[0]
+    assert conflict and older[0] == conflict and conflict in newer[1]
+    assert js(page, marks, "긴 항목 첫 줄") == [None]
+    click_in_card(page, "50은 되어야", ".conflict-mark")
+    wait(page, lambda d: by(d, "#view-conflicts").is_displayed() and by(d, "#conflicts .conflict.here"))
+    assert by(page, "#conflicts .conflict.here").get_attribute("data-conflict") == conflict
+    assert js(page, "return document.activeElement.dataset.conflict") == conflict
+    by(page, "[data-view=entries]").click()
+
+
 def test_banks_switch_conflicts_side_by_side_tree_and_status(page: Any, served: Served) -> None:
     by(page, "[data-view=banks]").click()
     wait(page, lambda d: by(d, "#bank-switch-technical").is_selected())
@@ -528,7 +639,7 @@ def test_banks_switch_conflicts_side_by_side_tree_and_status(page: Any, served: 
     wait(page, lambda d: "identity/values" in by(d, "#tree").text)
     assert "가치관" in by(page, "#tree").text and all_by(page, "#tree .chip")
     shot(page, "tree")
-    wait(page, lambda d: next(b for b in all_by(d, "#tree button") if b.text == "identity/values").click() or True)
+    wait(page, lambda d: centred(d, next(b for b in all_by(d, "#tree button") if b.text == "identity/values")))
     wait(page, lambda d: by(d, "#cards").is_displayed() and all_by(d, "#cards > .card"))
     wait(page, lambda d: all("identity/values" in c.text for c in all_by(d, "#cards > .card")))
     click(page, "#node-filter button")
@@ -606,6 +717,79 @@ def test_keyboard_labels_zoom_narrow_and_themes(page: Any) -> None:
         shot(page, "dark")
     finally:
         page.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+def test_at_360px_no_view_scrolls_sideways_and_a_dialog_fits(page: Any) -> None:
+    original = page.get_window_size()
+    overflow = "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    try:
+        page.set_window_size(360, 800)
+        wait(page, lambda d: js(d, "return window.innerWidth") <= 360)
+        for view in ("entries", "conflicts", "banks", "tree", "status"):
+            by(page, f"[data-view={view}]").click()
+            wait(page, lambda d, v=view: by(d, f"#view-{v}").is_displayed())
+            if view == "banks":
+                wait(page, lambda d: all_by(d, "#banks tr"))
+            assert js(page, overflow) <= 1, view
+        by(page, "[data-view=banks]").click()
+        wait(page, lambda d: by(d, "#view-banks").is_displayed())
+        by(page, "#add-button").click()  # a dialog opened from the Banks tab
+        wait(page, lambda d: js(d, "return document.getElementById('dialog').open"))
+        box = js(
+            page,
+            """const d = document.getElementById('dialog'), r = d.getBoundingClientRect();
+            return [r.left, r.right, r.top, r.bottom, window.innerWidth, window.innerHeight,
+                    d.scrollWidth - d.clientWidth];""",
+        )
+        left, right, top, bottom, width, height, clipped = box
+        assert left >= 0 and right <= width and top >= 0 and bottom <= height and clipped <= 1, box
+        assert js(page, overflow) <= 1
+        shot(page, "narrow-dialog")
+        press(page, "Cancel")
+        by(page, "[data-view=entries]").click()
+        click_in_card(page, "긴 항목 첫 줄", "button.open-note")
+        wait(page, lambda d: by(d, "#note .here"))
+        assert js(page, overflow) <= 1  # the note's table and code scroll inside their own boxes
+        shot(page, "narrow-note")
+        by(page, "#note-back").click()
+    finally:
+        page.set_window_size(original["width"], original["height"])
+    by(page, "[data-view=entries]").click()
+
+
+def test_a_message_covers_nothing_moves_nothing_and_can_be_dismissed(page: Any) -> None:
+    by(page, "[data-view=entries]").click()
+    js(page, "window.scrollTo(0, 0)")
+    first = wait(page, lambda d: by(d, "#cards > .card"))
+    before = js(page, "return arguments[0].getBoundingClientRect().top", first)
+    by(page, "#export-button").click()
+    wait(page, lambda d: by(d, "#toast").is_displayed() and "Exported" in by(d, "#toast").text)
+    covered = js(
+        page,
+        """const t = document.getElementById('toast').getBoundingClientRect();
+        const controls = 'main .card, main button, header button, header input, header select, .tabs button[data-view]';
+        return [...document.querySelectorAll(controls)]
+          .filter(e => e.offsetParent !== null).map(e => [e, e.getBoundingClientRect()])
+          .filter(([e, r]) => r.width && r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top)
+          .map(([e]) => e.outerHTML.slice(0, 60));""",
+    )
+    assert covered == []
+    assert js(page, "return arguments[0].getBoundingClientRect().top", first) == before
+    by(page, "#toast-close").click()
+    wait(page, lambda d: not by(d, "#toast").is_displayed())
+
+
+def test_an_expired_session_disables_writing_and_says_how_to_get_a_new_one(page: Any, served: Served) -> None:
+    page.delete_all_cookies()  # as when the daemon restarted: the page's session is gone
+    wait(page, lambda d: by(d, "#notice").is_displayed() and "expired" in by(d, "#notice").text)
+    assert "memtree view" in by(page, "#notice").text
+    for control in ("#add-button", "#export-button", "#import-file", "#cards > .card button.edit"):
+        assert by(page, control).get_attribute("disabled") is not None, control
+    assert by(page, "#import-label").get_attribute("aria-disabled") == "true"
+    shot(page, "expired")
+    page.get("about:blank")  # (the same page with only a new #code would not load again)
+    ready(page, served.link())  # a new link: a new session, writing again
+    assert by(page, "#add-button").get_attribute("disabled") is None and not by(page, "#notice").is_displayed()
 
 
 BIG_NOTES, BIG_PER_NOTE = 50, 100

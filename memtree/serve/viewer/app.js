@@ -7,10 +7,15 @@ const POLL_MS = 1500; // how often the page asks whether anything changed (a fil
 const PAGE = 100; // cards asked for at a time
 const FOLD_LINES = 6; // longer entries show their first lines and a button to unfold
 const KINDS = ["fact", "preference", "entity", "decision", "unclassified"];
+const TOAST_MS = { ok: 4000, warn: 10000, error: 10000 }; // a message stays this long unless dismissed
+const META = /\s*<!--\s*memtree:[^]*?-->/g; // an entry's metadata comment: not shown in a note's view
+const EXPIRED = "This viewer session has expired (the daemon restarted, or the link was used twice). "
+  + "Run `memtree view` in a terminal for a new link; until then nothing can be changed from this page.";
 
 const state = {
   version: null, view: "entries", kind: "", bank: "", node: "", loaded: 0, total: 0,
   editing: 0, stale: false, banks: [], nodes: [], query: "", searchBank: "", now: Date.now(),
+  conflicts: [], note: null, back: { view: "entries", y: 0 }, focusConflict: "", expired: false,
 };
 const $ = (id) => document.getElementById(id);
 
@@ -81,12 +86,19 @@ function cells(line) {
   return s.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, "|"));
 }
 
-function renderMarkdown(source) {
+// ``first`` > 0: the source's first line number; each block (and list item) then carries the lines it
+// came from as data-line / data-end, so a note's view can find an entry's place in it.
+function renderMarkdown(source, first = 0) {
   const out = document.createDocumentFragment();
   const lines = nfc(source).replace(/\r\n?/g, "\n").split("\n");
+  const at = (node, from, to) => {
+    if (first) { node.dataset.line = String(first + from); node.dataset.end = String(first + to); }
+    return node;
+  };
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
+    const start = i;
     if (!line.trim()) { i++; continue; }
     const fence = line.match(/^\s*(```+|~~~+)\s*([\w+-]*)/);
     if (fence) {
@@ -96,13 +108,13 @@ function renderMarkdown(source) {
       i++;
       const code = el("code", { text: body.join("\n") });
       if (fence[2]) code.dataset.lang = fence[2];
-      out.append(el("pre", { tabindex: "0" }, code));
+      out.append(at(el("pre", { tabindex: "0" }, code), start, Math.min(i, lines.length) - 1));
       continue;
     }
     const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/);
     if (heading) {
       const level = Math.min(6, heading[1].length + 2);
-      out.append(inline(heading[2], el(`h${level}`, { class: "md-heading" })));
+      out.append(at(inline(heading[2], el(`h${level}`, { class: "md-heading" })), start, start));
       i++;
       continue;
     }
@@ -114,18 +126,18 @@ function renderMarkdown(source) {
       const tbody = el("tbody");
       i += 2;
       while (i < lines.length && lines[i].includes("|") && lines[i].trim()) {
-        tbody.append(el("tr", {}, ...cells(lines[i]).map((c) => inline(c, el("td")))));
+        tbody.append(at(el("tr", {}, ...cells(lines[i]).map((c) => inline(c, el("td")))), i, i));
         i++;
       }
       table.append(tbody);
-      out.append(el("div", { class: "table-wrap", tabindex: "0" }, table));
+      out.append(at(el("div", { class: "table-wrap", tabindex: "0" }, table), start, i - 1));
       continue;
     }
     if (/^\s*>/.test(line)) {
       const quoted = [];
       while (i < lines.length && /^\s*>/.test(lines[i])) quoted.push(lines[i++].replace(/^\s*>\s?/, ""));
-      const q = el("blockquote");
-      q.append(renderMarkdown(quoted.join("\n")));
+      const q = at(el("blockquote"), start, i - 1);
+      q.append(renderMarkdown(quoted.join("\n"), first ? first + start : 0));
       out.append(q);
       continue;
     }
@@ -136,7 +148,7 @@ function renderMarkdown(source) {
         if (!m) {
           // a continuation line of the item above
           const item = stack.length ? stack[stack.length - 1].list.lastElementChild : null;
-          if (item) { item.append(el("br")); inline(lines[i].trim(), item); }
+          if (item) { item.append(el("br")); inline(lines[i].trim(), item); if (first) item.dataset.end = String(first + i); }
           i++;
           continue;
         }
@@ -153,7 +165,7 @@ function renderMarkdown(source) {
           stack.push(top);
         }
         const task = m[3].match(/^\[([ xX])\]\s+(.*)$/);
-        const li = el("li");
+        const li = at(el("li"), i, i);
         if (task) li.append(el("span", { class: "task", text: task[1] === " " ? "☐ " : "☑ " }));
         inline(task ? task[2] : m[3], li);
         top.list.append(li);
@@ -166,7 +178,7 @@ function renderMarkdown(source) {
       para.push(lines[i++]);
     }
     if (!para.length) para.push(lines[i++]);
-    out.append(inlineLines(para, el("p")));
+    out.append(at(inlineLines(para, el("p")), start, i - 1));
   }
   return out;
 }
@@ -210,7 +222,7 @@ async function call(verb, args = {}) {
   });
   const doc = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
   if (!response.ok || (doc && doc.error && doc.kind)) {
-    if (response.status === 401) showNotice("This viewer session is not valid (the daemon restarted, or the link was used). Run `memtree view` again.");
+    if (response.status === 401) expire();
     throw new CallError(doc.error || `HTTP ${response.status}`, response.status);
   }
   return doc;
@@ -228,14 +240,43 @@ async function startSession() {
 
 // --- small UI pieces --------------------------------------------------------------------------------
 
+// Messages sit in the tab bar's status line (kept in the layout, so nothing under it moves or is
+// covered), for a few seconds or until dismissed.
 let toastTimer = 0;
 function toast(message, kind = "ok") {
   const t = $("toast");
-  t.textContent = message;
+  $("toast-text").textContent = message;
+  $("toast-text").title = message;
   t.dataset.kind = kind;
-  t.classList.add("shown");
+  t.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => t.classList.remove("shown"), 6000);
+  toastTimer = setTimeout(dismissToast, TOAST_MS[kind] || TOAST_MS.ok);
+}
+
+function dismissToast() {
+  clearTimeout(toastTimer);
+  $("toast").hidden = true;
+}
+
+// The session is gone (401): say so and how to get a new one, and disable every control that writes.
+function expire() {
+  showNotice(EXPIRED);
+  if (state.expired) return;
+  state.expired = true;
+  document.body.dataset.expired = "1";
+  const why = "The viewer session has expired: run `memtree view` for a new link";
+  for (const id of ["add-button", "undo-button", "export-button", "import-file"]) {
+    $(id).disabled = true;
+    $(id).title = why;
+  }
+  $("import-label").setAttribute("aria-disabled", "true");
+  $("import-label").title = why;
+  disableWrites();
+}
+
+function disableWrites() {
+  if (!state.expired) return;
+  for (const c of document.querySelectorAll("main .card-actions button, main .switch input")) c.disabled = true;
 }
 
 function showNotice(message) {
@@ -308,6 +349,7 @@ function card(entry) {
   const lines = nfc(entry.content).split("\n");
   const long = lines.length > FOLD_LINES;
   const item = el("li", { class: "card", tabindex: "0", "data-id": entry.id || "", "data-path": entry.path, "data-line": entry.lines[0] });
+  item.sideKey = sideKey(entry.path, entry.content);
   const head = el("div", { class: "card-head" },
     badge(entry.source, `source-${entry.source}`, entry.source === "auto" ? "written by distill or ingest" : "written by a person or an agent's add"),
     entry.kind ? badge(entry.kind, `kind kind-${entry.kind}`, "kind") : null,
@@ -344,8 +386,10 @@ function card(entry) {
   parts.push(el("div", { class: "card-actions" },
     el("button", { type: "button", class: "edit", "aria-label": `Edit entry at ${where}`, onclick: () => editCard(item, entry, ref) }, "Edit"),
     el("button", { type: "button", class: "forget danger", "aria-label": `Forget entry at ${where}`, onclick: () => forgetEntry(entry, ref) }, "Forget"),
+    el("button", { type: "button", class: "open-note", "aria-label": `Open ${entry.path} at line ${entry.lines[0]}`, onclick: () => openNote(entry.path, entry.lines) }, "Open note"),
   ));
   item.append(...parts);
+  markConflict(item);
   return item;
 }
 
@@ -437,6 +481,7 @@ async function loadEntries(reset) {
     state.loaded += made.length;
   }
   state.total = doc.total_count;
+  disableWrites();
   $("entry-count").textContent = `(${doc.entry_count})`;
   $("list-summary").textContent = `${doc.total_count} entr${doc.total_count === 1 ? "y" : "ies"}${state.loaded < doc.total_count ? `, ${state.loaded} shown` : ""}`;
   $("more").hidden = state.loaded >= doc.total_count;
@@ -473,7 +518,8 @@ async function search(query, bank) {
 }
 
 function hitCard(hit, rank) {
-  const item = el("li", { class: "card hit", tabindex: "0", "data-path": hit.path, "data-line": hit.lines[0] });
+  const item = el("li", { class: "card hit", tabindex: "0", "data-path": hit.path, "data-line": hit.lines[0], "data-ids": (hit.ids || []).join(" ") });
+  item.sideKey = sideKey(hit.path, hit.text || "");
   const body = el("div", { class: "md" });
   body.append(renderMarkdown(hit.text || ""));
   highlight(body, hit.matched || []);
@@ -487,7 +533,10 @@ function hitCard(hit, rank) {
     body,
     el("div", { class: "meta" }, el("span", {}, hit.node || "no node"), el("span", { class: "path" }, `${hit.path}:${hit.lines[0]}-${hit.lines[1]}`), ...(hit.ids || []).map((i) => el("span", { class: "id" }, i))),
     explain,
+    el("div", { class: "card-actions" },
+      el("button", { type: "button", class: "open-note", "aria-label": `Open ${hit.path} at line ${hit.lines[0]}`, onclick: () => openNote(hit.path, hit.lines) }, "Open in note")),
   );
+  markConflict(item);
   return item;
 }
 
@@ -583,6 +632,39 @@ async function importFile(file) {
 
 // --- conflicts, banks, tree, status ------------------------------------------------------------------
 
+// A hand-written side has no id: it is known by its note and its words.
+function sideKey(path, text) {
+  return `${path}\n${nfc(text).replace(META, "").replace(/^\s*[-*+]\s+/, "").trim()}`;
+}
+
+function conflictFor(item) {
+  const ids = [item.dataset.id, ...(item.dataset.ids || "").split(" ")].filter(Boolean);
+  for (const c of state.conflicts) {
+    for (const s of [c.new, c.old]) {
+      if (s.id ? ids.includes(s.id) : sideKey(s.path, s.text) === item.sideKey) return c.id;
+    }
+  }
+  return "";
+}
+
+// An entry (or hit) in an open conflict carries a mark that opens the conflict.
+function markConflict(item) {
+  const id = conflictFor(item);
+  const old = item.querySelector(".conflict-mark");
+  if (old && old.dataset.conflict === id) return;
+  if (old) old.remove();
+  if (!id) return;
+  const mark = el("button", { type: "button", class: "badge conflict-mark", "data-conflict": id,
+    "aria-label": `In open conflict ${id}: show it`, onclick: () => showConflict(id) }, `conflict ${id}`);
+  const head = item.querySelector(".card-head");
+  head.insertBefore(mark, head.querySelector(".grow") || null);
+}
+
+function showConflict(id) {
+  state.focusConflict = id;
+  show("conflicts");
+}
+
 function side(title, s) {
   return el("div", { class: "side" }, el("h3", { text: title }),
     el("div", { class: "md" }, renderMarkdown(s.text)),
@@ -591,6 +673,8 @@ function side(title, s) {
 
 async function loadConflicts() {
   const doc = await call("conflicts", {});
+  state.conflicts = doc.conflicts;
+  for (const item of document.querySelectorAll(".cards > .card")) markConflict(item);
   $("conflict-count").textContent = doc.conflicts.length ? `(${doc.conflicts.length})` : "";
   const holder = $("conflicts");
   if (!doc.conflicts.length) { holder.replaceChildren(el("p", { class: "empty", text: "No open conflicts." })); return; }
@@ -606,7 +690,7 @@ async function loadConflicts() {
         await refresh(true);
       } catch (e) { fail(e); }
     };
-    return el("article", { class: "conflict", "aria-label": `Conflict ${c.id}` },
+    return el("article", { class: "conflict", tabindex: "-1", "data-conflict": c.id, "aria-label": `Conflict ${c.id}` },
       el("p", { class: "meta" }, el("span", { class: "id" }, c.id), el("span", {}, `similarity ${c.similarity.toFixed(2)}`), timeEl(c.created_at)),
       el("div", { class: "sides" }, side("New", c.new), side("Old", c.old)),
       el("div", { class: "card-actions" },
@@ -614,6 +698,15 @@ async function loadConflicts() {
         el("button", { type: "button", onclick: () => resolve("old") }, "Keep old"),
         el("button", { type: "button", onclick: () => resolve("both") }, "Keep both")));
   }));
+  disableWrites();
+  const wanted = state.focusConflict && holder.querySelector(`[data-conflict="${CSS.escape(state.focusConflict)}"]`);
+  if (wanted && state.view === "conflicts") {
+    state.focusConflict = "";
+    for (const a of holder.querySelectorAll(".here")) a.classList.remove("here");
+    wanted.classList.add("here");
+    wanted.scrollIntoView({ block: "start" });
+    wanted.focus({ preventScroll: true });
+  }
 }
 
 async function loadBanks() {
@@ -632,6 +725,7 @@ async function loadBanks() {
     return el("tr", {}, el("th", { scope: "row" }, b.name), el("td", {}, String(b.note_count)), el("td", {}, String(b.entry_count)),
       el("td", {}, b.bytes.toLocaleString()), el("td", {}, el("label", { class: "switch", for: id }, box, el("span", { text: b.enabled ? "on" : "off" }))));
   }));
+  disableWrites();
   for (const id of ["bank-filter", "search-bank"]) {
     const select = $(id);
     const chosen = select.value;
@@ -654,6 +748,7 @@ async function loadTree() {
 }
 
 function filterNode(id) {
+  if (state.query) clearSearch();
   state.node = id;
   const chip = $("node-filter");
   chip.hidden = !id;
@@ -688,24 +783,80 @@ async function loadUndo() {
   const h = await call("history", { limit: 1 });
   const b = $("undo-button");
   const c = h.changes[0];
-  b.disabled = !c;
+  b.disabled = state.expired || !c;
   b.title = c ? `Undo ${c.command}: ${nfc(c.summary)}` : "Nothing to undo";
   b.setAttribute("aria-label", b.title);
+}
+
+// --- a whole note ------------------------------------------------------------------------------------
+
+// A note's view: the whole file through the `get` verb (the daemon's one read path), rendered like a
+// card (text only, links not followed, metadata comments left out), scrolled to ``lines`` and marked.
+function openNote(path, lines) {
+  if (state.view !== "note") state.back = { view: state.view, y: window.scrollY };
+  state.note = { path, lines: lines || null };
+  show("note");
+}
+
+function closeNote() {
+  const { view, y } = state.back;
+  show(view);
+  window.scrollTo(0, y);
+  const card = document.querySelector(`section:not([hidden]) .card[data-path="${CSS.escape(state.note.path)}"][data-line="${state.note.lines ? state.note.lines[0] : ""}"]`);
+  if (card) card.focus({ preventScroll: true });
+}
+
+async function loadNote(opened) {
+  const { path, lines } = state.note;
+  const doc = await call("get", { ref: path });
+  if (state.view !== "note" || state.note.path !== path) return;
+  const y = window.scrollY;
+  // a metadata comment goes, its line breaks stay: line numbers keep matching the file's
+  const text = nfc(doc.text).replace(/\r\n?/g, "\n").replace(META, (m) => m.replace(/[^\n]/g, ""));
+  const body = el("div", { class: "md", lang: /[\uac00-\ud7a3]/.test(text) ? "ko" : null });
+  const all = text.split("\n");
+  let first = 1;
+  if (all[0] === "---") { // front matter, shown as it is
+    const close = all.indexOf("---", 1);
+    if (close > 0) {
+      body.append(el("pre", { class: "front-matter", "data-line": "1", "data-end": String(close + 1) }, el("code", { text: all.slice(0, close + 1).join("\n") })));
+      first = close + 2;
+    }
+  }
+  body.append(renderMarkdown(all.slice(first - 1).join("\n"), first));
+  $("note-title").textContent = doc.path;
+  $("note-node").textContent = doc.node ? `node ${doc.node}` : "no node";
+  $("note").replaceChildren(body);
+  const here = lines ? place(body, lines) : [];
+  for (const n of here) n.classList.add("here");
+  if (!opened) window.scrollTo(0, y);
+  else if (here.length) {
+    here[0].setAttribute("tabindex", "-1");
+    here[0].scrollIntoView({ block: "center" });
+    here[0].focus({ preventScroll: true });
+  } else window.scrollTo(0, 0);
+}
+
+// The outermost rendered blocks whose source lines overlap [from, to].
+function place(body, [from, to]) {
+  const overlapping = [...body.querySelectorAll("[data-line]")].filter((n) => +n.dataset.line <= to && +n.dataset.end >= from);
+  return overlapping.filter((n) => !overlapping.some((o) => o !== n && o.contains(n)));
 }
 
 // --- views, live updates, keys -----------------------------------------------------------------------
 
 function show(view) {
   state.view = view;
-  for (const b of document.querySelectorAll(".tabs button")) {
+  for (const b of document.querySelectorAll(".tabs button[data-view]")) {
     if (b.dataset.view === view) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
   }
   for (const s of document.querySelectorAll("main section")) s.hidden = s.dataset.section !== view;
-  refreshView().catch(fail);
+  refreshView(true).catch(fail);
 }
 
-async function refreshView() {
-  if (state.view === "conflicts") await loadConflicts();
+async function refreshView(opened = false) {
+  if (state.view === "note") await loadNote(opened);
+  else if (state.view === "conflicts") await loadConflicts();
   else if (state.view === "banks") await loadBanks();
   else if (state.view === "tree") await loadTree();
   else if (state.view === "status") await loadStatus();
@@ -752,13 +903,21 @@ function keys(ev) {
   const typing = ev.target.closest && ev.target.closest("input, textarea, select, dialog");
   if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (ev.key === "/") { ev.preventDefault(); $("search-query").focus(); }
+  else if (ev.key === "Escape" && state.view === "note") { ev.preventDefault(); closeNote(); }
   else if (ev.key === "j" || (ev.key === "ArrowDown" && ev.target.classList.contains("card"))) { ev.preventDefault(); moveFocus(1); }
   else if (ev.key === "k" || (ev.key === "ArrowUp" && ev.target.classList.contains("card"))) { ev.preventDefault(); moveFocus(-1); }
   else if (ev.key === "e" && ev.target.classList.contains("card")) { const b = ev.target.querySelector("button.edit"); if (b) { ev.preventDefault(); b.click(); } }
 }
 
 async function main() {
-  $("search-form").addEventListener("submit", (ev) => { ev.preventDefault(); search($("search-query").value.trim(), $("search-bank").value).catch(fail); });
+  $("search-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const query = $("search-query").value.trim();
+    if (query && state.view !== "entries") show("entries"); // results show where the search was started
+    search(query, $("search-bank").value).catch(fail);
+  });
+  $("toast-close").addEventListener("click", dismissToast);
+  $("note-back").addEventListener("click", closeNote);
   $("clear-search").addEventListener("click", clearSearch);
   $("kind-filter").addEventListener("change", (ev) => { state.kind = ev.target.value; loadEntries(true).catch(fail); });
   $("bank-filter").addEventListener("change", (ev) => { state.bank = ev.target.value; loadEntries(true).catch(fail); });
@@ -768,8 +927,12 @@ async function main() {
   $("export-button").addEventListener("click", exportAll);
   $("import-file").addEventListener("change", (ev) => { const f = ev.target.files[0]; ev.target.value = ""; if (f) importFile(f); });
   $("dialog-form").addEventListener("submit", (ev) => ev.preventDefault());
-  for (const b of document.querySelectorAll(".tabs button")) b.addEventListener("click", () => show(b.dataset.view));
+  for (const b of document.querySelectorAll(".tabs button[data-view]")) b.addEventListener("click", () => show(b.dataset.view));
   document.addEventListener("keydown", keys);
+  const bar = document.querySelector(".tabs");
+  if ("ResizeObserver" in window) {
+    new ResizeObserver(() => document.documentElement.style.setProperty("--bar", `${bar.offsetHeight}px`)).observe(bar);
+  }
   if ("IntersectionObserver" in window) {
     new IntersectionObserver((seen) => {
       if (seen.some((e) => e.isIntersecting) && !$("more").hidden && !state.query) loadEntries(false).catch(fail);
