@@ -207,7 +207,11 @@ def split(
 def check(
     files: Annotated[list[str] | None, typer.Argument(help="Only these files (pre-commit passes them).")] = None,
     fix: Annotated[
-        bool, typer.Option("--fix", help="Split oversized notes, remove leftover temp files, re-index; check again.")
+        bool,
+        typer.Option(
+            "--fix",
+            help="Split oversized notes, remove leftover temp files, re-index, drop empty categories; check again.",
+        ),
     ] = False,
     root: RootOption = None,
     json: JsonOption = False,
@@ -221,6 +225,7 @@ def check(
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
+        fixed += [f"dropped category {i} (no note under it)" for i in mt.prune_categories()]
     problems = mt.check(files or None)
     if json:
         _dump(schema.check(fixed, problems))
