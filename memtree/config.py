@@ -7,6 +7,7 @@ reason for its value; splitting it would make a second place to look for one.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -330,6 +331,7 @@ class Settings:
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
+    warnings: tuple[str, ...] = ()  # keys of known sections this version does not have (search and status say them)
 
 
 _SECTIONS = {
@@ -374,7 +376,8 @@ _AT_MOST_ONE = {
 
 
 def load_settings(root: Path) -> Settings:
-    """Read <root>/memtree.yaml if present; unknown sections are kept for later features."""
+    """Read <root>/memtree.yaml if present; unknown sections are kept for later features, an unknown key
+    of a known section is named in ``Settings.warnings`` (a typo would otherwise change nothing, silently)."""
     path = root / CONFIG_FILE
     if not path.is_file():
         return Settings()
@@ -396,6 +399,7 @@ def load_settings(root: Path) -> Settings:
 def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
     """Build Settings from a parsed mapping, checking each known key's type."""
     settings = Settings()
+    unknown: list[str] = []
     for section, cls in _SECTIONS.items():
         values = data.get(section)
         if values is None:
@@ -407,7 +411,8 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
         changes: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
-                continue  # keys of features this version does not have yet are ignored
+                unknown.append(_unknown(section, key, known))
+                continue
             if (section, key) == ("index", "milvus"):
                 changes[key] = _milvus(value, source)
                 continue
@@ -447,7 +452,18 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
     settings = replace(settings, disabled_banks=tuple(disabled))
     if "routing" in data:
         settings = replace(settings, routing=_routing(data["routing"], source))
+    if unknown:
+        # Why a warning, not an error: a memtree.yaml shared with a newer memtree may hold its keys
+        settings = replace(settings, warnings=(f"{source}: unknown setting {', '.join(unknown)}: ignored",))
     return settings
+
+
+def _unknown(section: str, key: object, known: Iterable[str]) -> str:
+    """``section.key`` with the known key it is closest to, if any: ``search.kk (did you mean search.k?)``."""
+    import difflib  # only for a memtree.yaml with a key this version does not know
+
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    return f"{section}.{key}" + (f" (did you mean {section}.{close[0]}?)" if close else "")
 
 
 def _milvus(raw: Any, source: str) -> MilvusSettings:

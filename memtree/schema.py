@@ -532,9 +532,9 @@ def evaluation(report: Evaluation) -> Json:
     }
 
 
-def init(root: Path, created: Iterable[str]) -> Json:
-    """`init --json`: the root and what was created in it (nothing when it was set up already)."""
-    return {"root": str(root), "created": list(created)}
+def init(root: Path, created: Iterable[str], updated: Iterable[str] = ()) -> Json:
+    """`init --json`: the root, what was created in it and what memtree added lines to (nothing when set up already)."""
+    return {"root": str(root), "created": list(created), "updated": list(updated)}
 
 
 def status(st: Status, max_bytes: int) -> Json:

@@ -62,11 +62,13 @@ def init(
 
     if directory is not None and root is not None and directory != root:
         raise _fail("error: give the folder as DIRECTORY or --root, not both")
-    root, created = do_init(root or directory or Path("."))
+    root, created, updated = do_init(root or directory or Path("."))
     if json:
-        _dump(schema.init(root, created))
+        _dump(schema.init(root, created, updated))
     else:
-        print(printable(f"memory root {root}: " + (f"created {', '.join(created)}" if created else "already set up")))
+        done = [f"created {', '.join(created)}"] if created else []
+        done += [f"added memtree's lines to {', '.join(updated)}"] if updated else []
+        print(printable(f"memory root {root}: " + ("; ".join(done) or "already set up")))
 
 
 @app.command()

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from memtree import schema
-from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, _warn, app
 from memtree.cli.render import printable, say
 from memtree.errors import QueryError
 
@@ -227,6 +227,7 @@ def check(
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
         fixed += [f"dropped category {i} (no note under it)" for i in mt.prune_categories()]
     problems = mt.check(files or None)
+    _warn(mt.settings.warnings)
     if json:
         _dump(schema.check(fixed, problems))
     else:
