@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
+from datetime import timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -286,6 +287,38 @@ class ServeSettings:
     autostart: bool = SERVE_AUTOSTART  # a CLI call with no daemon for its root starts one
 
 
+LOG_TIMEZONE = ""
+"""The zone of the daily logs in memory/: "" is the user's local zone (the caller's clock's); else an IANA
+name (Asia/Seoul), UTC, or a fixed offset (+09:00). One day's log is one zone's day, every line in it."""
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """log.* keys: the daily logs in memory/ (`memtree log`, ingest's turns)."""
+
+    timezone: str = LOG_TIMEZONE  # "" = local; Asia/Seoul, UTC, +09:00
+
+
+def zone_of(name: str) -> tzinfo | None:
+    """The time zone ``name`` names (log.timezone); None for "" (the system's local zone). ValueError if none."""
+    if not name:
+        return None
+    if name.upper() in ("UTC", "Z"):
+        return timezone.utc
+    if name[:1] in "+-" and len(name) == 6 and name[3] == ":" and (name[1:3] + name[4:]).isdigit():
+        hours, minutes = int(name[1:3]), int(name[4:])
+        if hours > 23 or minutes > 59:
+            raise ValueError(name)
+        sign = -1 if name[0] == "-" else 1
+        return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    from zoneinfo import ZoneInfo  # only for a root that names one
+
+    try:
+        return ZoneInfo(name)
+    except Exception:  # ZoneInfoNotFoundError, or a name that is no zone key (ValueError)
+        raise ValueError(name) from None
+
+
 @dataclass(frozen=True)
 class MaintenanceSettings:
     """maintenance.* keys: what a running daemon does on its own."""
@@ -327,6 +360,7 @@ class Settings:
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    log: LogSettings = field(default_factory=LogSettings)
     git: GitSettings = field(default_factory=GitSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
@@ -348,8 +382,15 @@ _SECTIONS = {
     "embed": EmbedSettings,
     "serve": ServeSettings,
     "maintenance": MaintenanceSettings,
+    "log": LogSettings,
 }
-_STRINGS = {("distill", "llm_command"), ("extract", "llm_command"), ("search", "scope"), ("embed", "model_dir")}
+_STRINGS = {
+    ("distill", "llm_command"),
+    ("extract", "llm_command"),
+    ("search", "scope"),
+    ("embed", "model_dir"),
+    ("log", "timezone"),
+}
 _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("git", "autocommit"): (True, False),
     ("retain", "merge_strategy"): ("keep_best", "merge_content"),
@@ -420,6 +461,14 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
                 if value is not None and not isinstance(value, str):
                     raise ConfigError(f"{source}: {section}.{key} must be a string, got {value!r}")
                 changes[key] = value or ""
+                if (section, key) == ("log", "timezone"):
+                    try:
+                        zone_of(changes[key])
+                    except ValueError:
+                        raise ConfigError(
+                            f"{source}: log.timezone must be a zone name (Asia/Seoul), UTC or an offset (+09:00), "
+                            f"got {value!r}"
+                        ) from None
                 continue
             choices = _CHOICES.get((section, key))
             if choices is not None:
