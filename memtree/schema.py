@@ -54,7 +54,7 @@ _SWITCH = "bank enabled disabled_banks"
 KEYS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
-        "init": "root created",
+        "init": "root created updated",
         "index": "file_count chunk_count added changed removed rebuilt nodes_added nodes_dropped seconds warnings "
         "embedded",
         "search": _SEARCH,

@@ -105,7 +105,7 @@ def test_init_on_a_file_is_a_memtree_error(tmp_path: Path) -> None:
 
 
 def test_empty_memory_is_an_error(tmp_path: Path) -> None:
-    root, _ = init(tmp_path / "mem")
+    root = init(tmp_path / "mem")[0]
     with pytest.raises(EmptyMemory, match="no notes"):
         MemTree(root).search("가치관")
 
