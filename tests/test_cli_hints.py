@@ -15,7 +15,6 @@ import pytest
 import typer.main
 
 from memtree.cli import app as cli_app
-from memtree.cli.entry import hoist
 
 PACKAGE = Path(cli_app.__file__).resolve().parent.parent
 REFERENCE = re.compile(r"`memtree ([^`]+)`|\(memtree ([a-z][^()`]* --[^()`]*)\)")
@@ -136,6 +135,8 @@ def test_a_missing_value_or_argument_points_at_the_commands_help(
     ],
 )
 def test_the_root_may_come_before_the_command(argv: list[str], hoisted: list[str]) -> None:
+    from memtree.cli.entry import hoist
+
     assert hoist(argv) == hoisted
 
 
