@@ -243,7 +243,13 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | N
 def context(
     query: Annotated[str, typer.Argument(help="What the agent is about to answer.")],
     root: RootOption = None,
-    budget: Annotated[int, typer.Option("--budget", help="Token budget of the block (CJK-aware).")] = 2000,
+    budget: Annotated[
+        int,
+        typer.Option(
+            "--budget",
+            help="Token budget of the block (CJK-aware); too small for a whole chunk, the best entry's start.",
+        ),
+    ] = 2000,
     k: Annotated[int, typer.Option("-k", "--k", help="Chunks considered.")] = 10,
     json: JsonOption = False,
     scope: ScopeOption = None,

@@ -99,7 +99,8 @@ def log(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Append a timestamped line to today's raw log, memory/YYYY-MM-DD.md (never rewritten)."""
+    """Append a timestamped line to today's raw log, memory/YYYY-MM-DD.md (never rewritten); day and time
+    in log.timezone (default: your local zone)."""
     logged = _open(root).log(_read_text(text, file), source=source)
     if json:
         _dump(schema.logged(logged))
