@@ -3,7 +3,8 @@
 Side by side in one run, on the KorQuAD tree (SHARED_BENCH/materialize.py) and a 100k-chunk synthetic
 tree (SHARED_BENCH/synth.py), each indexed first:
 
-- the venv's bare ``python -c pass`` (the floor any CLI call pays);
+- the venv's bare ``python -c pass`` (the floor any CLI call pays), each run taken in turn with a
+  search through the daemon, so that both see the same load;
 - ``memtree --no-daemon search Q --json`` (a cold process: imports, index load, search);
 - ``memtree search Q --json`` with a daemon serving the tree (the console script forwards it);
 - throughput, searches per second, with 1, 4 and 8 concurrent clients, each a process: through the
@@ -131,6 +132,20 @@ def cli_search(exe: str, tree: Path, queries: list[str], runs: int, offset: int,
     return best_median([timed([*head, "search", "--root", str(tree), q, "--json"], (*SEARCH_OK, 2)) for q in picks])
 
 
+def paired(exe: str, tree: Path, queries: list[str], runs: int, offset: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """CLI searches through the daemon and bare ``python -c pass`` runs, taken in turn.
+
+    Why in turn: on a shared machine the load moves by the second; two series measured one after the
+    other compare the load of two moments, a pair taken together compares the commands.
+    """
+    searches, bare = [], []
+    for i in range(runs):
+        q = queries[(offset + i * 7) % len(queries)]
+        bare.append(timed([sys.executable, "-c", "pass"]))
+        searches.append(timed([exe, "search", "--root", str(tree), q, "--json"], (*SEARCH_OK, 2)))
+    return best_median(searches), best_median(bare)
+
+
 def throughput(exe: str, tree: Path, queries: list[str], clients: int, seconds: float, cli: bool) -> float:
     """Searches per second, ``clients`` processes at once, each for ``seconds`` or until the distinct queries
     run out (every query is searched once: a repeat would be a cache hit)."""
@@ -154,15 +169,15 @@ def throughput(exe: str, tree: Path, queries: list[str], clients: int, seconds: 
     return done / max(walls)
 
 
-def measure_tree(exe: str, tree: Path, args: argparse.Namespace, bare: dict[str, float]) -> dict[str, Any]:
+def measure_tree(exe: str, tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     queries = queries_of(tree)
     progress(f"{tree.name}: {len(queries)} answerable queries; in-process CLI searches")
-    out: dict[str, Any] = {"tree": tree.name, "bare": bare}
+    out: dict[str, Any] = {"tree": tree.name}
     out["in_process"] = cli_search(exe, tree, queries, args.runs, 0, no_daemon=True)
     with daemon(exe, tree):
         before = (ping(tree) or {}).get("request_count", 0)
-        progress(f"{tree.name}: CLI searches through the daemon")
-        out["daemon"] = cli_search(exe, tree, queries, args.runs, 1, no_daemon=False)
+        progress(f"{tree.name}: CLI searches through the daemon, each beside a bare interpreter")
+        out["daemon"], out["bare"] = paired(exe, tree, queries, args.runs, 1)
         forwarded = (ping(tree) or {}).get("request_count", 0) - before - 1
         if forwarded != args.runs:
             sys.exit(f"error: only {forwarded} of {args.runs} searches reached the daemon")
@@ -172,7 +187,7 @@ def measure_tree(exe: str, tree: Path, args: argparse.Namespace, bare: dict[str,
             progress(f"{tree.name}: throughput, {n} client(s)")
             out["api"][n] = throughput(exe, tree, queries, n, args.seconds, cli=False)
             out["cli"][n] = throughput(exe, tree, queries, n, args.seconds, cli=True)
-    out["ratio"] = out["daemon"]["median_ms"] / bare["median_ms"]
+    out["ratio"] = out["daemon"]["median_ms"] / out["bare"]["median_ms"]
     return out
 
 
@@ -219,12 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     for tree in (kq, synth):
         progress(f"memtree index --root {tree}")
         run([exe, "index", "--root", str(tree)])
-    progress(f"bare: {sys.executable} -c pass")
     results = []
     for tree in (kq, synth):
-        # the floor is measured right beside each tree's figures: a shared box's load moves them together
-        bare = best_median([timed([sys.executable, "-c", "pass"]) for _ in range(args.runs)])
-        results.append(measure_tree(exe, tree, args, bare))
+        results.append(measure_tree(exe, tree, args))
     sem = None if args.no_embed else semantic(exe, shared, work, args.runs)
     report(results, sem, args)
 

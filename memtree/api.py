@@ -243,6 +243,11 @@ class MemTree:
         with self.state.lock:
             return write.check(self.state, files)
 
+    def prune_categories(self) -> tuple[str, ...]:
+        """Drop the category nodes left with no note and no keywords of their own; their ids."""
+        with self.state.lock:
+            return write.prune_categories(self.state)
+
     def sweep(self) -> list[str]:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
         with self.state.lock:

@@ -7,7 +7,9 @@ reason for its value; splitting it would make a second place to look for one.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
+from datetime import timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -285,6 +287,38 @@ class ServeSettings:
     autostart: bool = SERVE_AUTOSTART  # a CLI call with no daemon for its root starts one
 
 
+LOG_TIMEZONE = ""
+"""The zone of the daily logs in memory/: "" is the user's local zone (the caller's clock's); else an IANA
+name (Asia/Seoul), UTC, or a fixed offset (+09:00). One day's log is one zone's day, every line in it."""
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """log.* keys: the daily logs in memory/ (`memtree log`, ingest's turns)."""
+
+    timezone: str = LOG_TIMEZONE  # "" = local; Asia/Seoul, UTC, +09:00
+
+
+def zone_of(name: str) -> tzinfo | None:
+    """The time zone ``name`` names (log.timezone); None for "" (the system's local zone). ValueError if none."""
+    if not name:
+        return None
+    if name.upper() in ("UTC", "Z"):
+        return timezone.utc
+    if name[:1] in "+-" and len(name) == 6 and name[3] == ":" and (name[1:3] + name[4:]).isdigit():
+        hours, minutes = int(name[1:3]), int(name[4:])
+        if hours > 23 or minutes > 59:
+            raise ValueError(name)
+        sign = -1 if name[0] == "-" else 1
+        return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    from zoneinfo import ZoneInfo  # only for a root that names one
+
+    try:
+        return ZoneInfo(name)
+    except Exception:  # ZoneInfoNotFoundError, or a name that is no zone key (ValueError)
+        raise ValueError(name) from None
+
+
 @dataclass(frozen=True)
 class MaintenanceSettings:
     """maintenance.* keys: what a running daemon does on its own."""
@@ -326,10 +360,12 @@ class Settings:
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    log: LogSettings = field(default_factory=LogSettings)
     git: GitSettings = field(default_factory=GitSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
+    warnings: tuple[str, ...] = ()  # keys of known sections this version does not have (search and status say them)
 
 
 _SECTIONS = {
@@ -346,8 +382,15 @@ _SECTIONS = {
     "embed": EmbedSettings,
     "serve": ServeSettings,
     "maintenance": MaintenanceSettings,
+    "log": LogSettings,
 }
-_STRINGS = {("distill", "llm_command"), ("extract", "llm_command"), ("search", "scope"), ("embed", "model_dir")}
+_STRINGS = {
+    ("distill", "llm_command"),
+    ("extract", "llm_command"),
+    ("search", "scope"),
+    ("embed", "model_dir"),
+    ("log", "timezone"),
+}
 _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("git", "autocommit"): (True, False),
     ("retain", "merge_strategy"): ("keep_best", "merge_content"),
@@ -374,7 +417,8 @@ _AT_MOST_ONE = {
 
 
 def load_settings(root: Path) -> Settings:
-    """Read <root>/memtree.yaml if present; unknown sections are kept for later features."""
+    """Read <root>/memtree.yaml if present; unknown sections are kept for later features, an unknown key
+    of a known section is named in ``Settings.warnings`` (a typo would otherwise change nothing, silently)."""
     path = root / CONFIG_FILE
     if not path.is_file():
         return Settings()
@@ -396,6 +440,7 @@ def load_settings(root: Path) -> Settings:
 def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
     """Build Settings from a parsed mapping, checking each known key's type."""
     settings = Settings()
+    unknown: list[str] = []
     for section, cls in _SECTIONS.items():
         values = data.get(section)
         if values is None:
@@ -407,7 +452,8 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
         changes: dict[str, Any] = {}
         for key, value in values.items():
             if key not in known:
-                continue  # keys of features this version does not have yet are ignored
+                unknown.append(_unknown(section, key, known))
+                continue
             if (section, key) == ("index", "milvus"):
                 changes[key] = _milvus(value, source)
                 continue
@@ -415,6 +461,14 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
                 if value is not None and not isinstance(value, str):
                     raise ConfigError(f"{source}: {section}.{key} must be a string, got {value!r}")
                 changes[key] = value or ""
+                if (section, key) == ("log", "timezone"):
+                    try:
+                        zone_of(changes[key])
+                    except ValueError:
+                        raise ConfigError(
+                            f"{source}: log.timezone must be a zone name (Asia/Seoul), UTC or an offset (+09:00), "
+                            f"got {value!r}"
+                        ) from None
                 continue
             choices = _CHOICES.get((section, key))
             if choices is not None:
@@ -447,7 +501,18 @@ def parse_settings(data: dict[str, Any], source: str = CONFIG_FILE) -> Settings:
     settings = replace(settings, disabled_banks=tuple(disabled))
     if "routing" in data:
         settings = replace(settings, routing=_routing(data["routing"], source))
+    if unknown:
+        # Why a warning, not an error: a memtree.yaml shared with a newer memtree may hold its keys
+        settings = replace(settings, warnings=(f"{source}: unknown setting {', '.join(unknown)}: ignored",))
     return settings
+
+
+def _unknown(section: str, key: object, known: Iterable[str]) -> str:
+    """``section.key`` with the known key it is closest to, if any: ``search.kk (did you mean search.k?)``."""
+    import difflib  # only for a memtree.yaml with a key this version does not know
+
+    close = difflib.get_close_matches(str(key), list(known), n=1)
+    return f"{section}.{key}" + (f" (did you mean {section}.{close[0]}?)" if close else "")
 
 
 def _milvus(raw: Any, source: str) -> MilvusSettings:

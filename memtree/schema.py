@@ -54,7 +54,7 @@ _SWITCH = "bank enabled disabled_banks"
 KEYS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
-        "init": "root created",
+        "init": "root created updated",
         "index": "file_count chunk_count added changed removed rebuilt nodes_added nodes_dropped seconds warnings "
         "embedded",
         "search": _SEARCH,
@@ -532,9 +532,9 @@ def evaluation(report: Evaluation) -> Json:
     }
 
 
-def init(root: Path, created: Iterable[str]) -> Json:
-    """`init --json`: the root and what was created in it (nothing when it was set up already)."""
-    return {"root": str(root), "created": list(created)}
+def init(root: Path, created: Iterable[str], updated: Iterable[str] = ()) -> Json:
+    """`init --json`: the root, what was created in it and what memtree added lines to (nothing when set up already)."""
+    return {"root": str(root), "created": list(created), "updated": list(updated)}
 
 
 def status(st: Status, max_bytes: int) -> Json:

@@ -58,8 +58,8 @@ def test_a_folder_that_is_no_memory_root_is_refused(tmp_path: Path) -> None:
 
 
 def test_init_scaffolds_tiers_an_empty_tree_and_gitignore(tmp_path: Path) -> None:
-    root, created = init(tmp_path / "mem")
-    assert root == (tmp_path / "mem").resolve()
+    root, created, updated = init(tmp_path / "mem")
+    assert root == (tmp_path / "mem").resolve() and updated == []
     assert all((root / tier).is_dir() for tier in ("bank", "memory", "recall"))
     assert json.loads((root / "tree-index.json").read_text(encoding="utf-8")) == {"version": 1, "nodes": []}
     assert ".memtree/" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
@@ -71,16 +71,17 @@ def test_init_is_idempotent_and_keeps_existing_files(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     root.mkdir()
     (root / ".gitignore").write_text("*.pyc\n", encoding="utf-8")
-    init(root)
+    _, created, updated = init(root)
+    assert ".gitignore" not in created and updated == [".gitignore"]  # appended to, not created
     snapshot = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    _, created = init(root)
-    assert created == []
+    _, created, updated = init(root)
+    assert created == updated == []
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == snapshot
     assert (root / ".gitignore").read_text(encoding="utf-8") == "*.pyc\n.memtree/\n.*.memtree-*.tmp\n"
 
 
 def test_writing_in_a_fresh_root_lands_in_the_inbox_bank_and_says_what_it_created(tmp_path: Path) -> None:
-    root, _ = init(tmp_path / "mem")
+    root = init(tmp_path / "mem")[0]
     mt = MemTree(root, refresh_interval=0)
     lost = mt.add("회의록은 매주 금요일에 정리한다")
     assert (lost.how, lost.path, lost.new_nodes) == ("inbox", "bank/inbox/inbox.md", ("inbox",))
@@ -104,7 +105,7 @@ def test_init_on_a_file_is_a_memtree_error(tmp_path: Path) -> None:
 
 
 def test_empty_memory_is_an_error(tmp_path: Path) -> None:
-    root, _ = init(tmp_path / "mem")
+    root = init(tmp_path / "mem")[0]
     with pytest.raises(EmptyMemory, match="no notes"):
         MemTree(root).search("가치관")
 

@@ -124,6 +124,28 @@ def test_a_dangling_node_fails_and_fix_drops_it(sample_root: Path) -> None:
     assert "identity/personality" not in tree.by_id["identity"].children
 
 
+def test_an_empty_category_fails_and_fix_drops_it_unless_a_person_gave_it_keywords(sample_root: Path) -> None:
+    raw = json.loads((sample_root / "tree-index.json").read_text(encoding="utf-8"))
+    raw["nodes"] += [
+        node("trip", keywords=["trip"], children=["trip/2026"]),  # as memtree makes them for a folder
+        node("trip/2026", keywords=["2026"], parent="trip"),
+        node("travel", keywords=["여행", "travel"]),  # keywords of its own: routing a person set up
+    ]
+    (sample_root / "tree-index.json").write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    result = check(sample_root)
+    assert result.exit_code == 1
+    assert problem_lines(result) == [
+        f"tree-index.json: empty-category: category node '{c}' holds no note and no keywords of its own"
+        " (memtree check --fix)"
+        for c in ("trip", "trip/2026")
+    ]
+    fixed = check(sample_root, "--fix")
+    assert fixed.exit_code == 0, fixed.stdout
+    assert "fixed: dropped category trip (no note under it)" in fixed.stdout
+    tree = treemod.load(sample_root)
+    assert {"trip", "trip/2026"}.isdisjoint(tree.by_id) and "travel" in tree.by_id
+
+
 def test_fix_handles_every_fixable_problem_at_once(sample_root: Path) -> None:
     grow(sample_root / "bank/technical/cron-design.md")
     (sample_root / "bank/zoo.md").write_text("# 동물원\n\n얼룩말과 기린\n", encoding="utf-8")

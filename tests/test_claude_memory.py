@@ -472,6 +472,22 @@ def test_delete_of_a_folder_archives_every_note_in_it(tool: MemtreeMemoryTool, s
     assert (sample_root / "bank/technical/diagram.png").is_file()
 
 
+def test_a_delete_or_rename_drops_the_categories_it_leaves_empty(tool: MemtreeMemoryTool, sample_root: Path) -> None:
+    ok(tool, command="create", path="/memories/bank/trip/2026/plan.md", file_text="- 제주 여행 계획\n")
+    ok(tool, command="create", path="/memories/bank/books/list.md", file_text="- 읽을 책 목록\n")
+    assert {"trip", "trip/2026", "books"} <= set(nodes(sample_root))
+    out = ok(tool, command="delete", path="/memories/bank/trip/2026/plan.md")
+    assert "dropped category trip, trip/2026, left with no note" in out
+    out = ok(tool, command="rename", old_path="/memories/bank/books/list.md", new_path="/memories/bank/reading/list.md")
+    assert "dropped category books, left with no note" in out
+    tree = nodes(sample_root)
+    assert not {"trip", "trip/2026", "books"} & set(tree) and tree["reading/list"].parent == "reading"
+    # a category with keywords of its own is a person's: it stays when its last note goes
+    ok(tool, command="delete", path="/memories/bank/technical")
+    assert nodes(sample_root)["technical"].children == ()
+    assert "empty-category" not in {p.kind for p in tool.memtree.check()}
+
+
 def test_delete_refuses_what_it_must_not_remove(tool: MemtreeMemoryTool, sample_root: Path) -> None:
     ok(tool, command="delete", path="/memories/bank/project/decisions.md")
     before = snapshot(sample_root)

@@ -200,6 +200,16 @@ def test_a_wrong_config_type_is_exit_2(sample_root: Path) -> None:
     assert_one_line_error(run("search", "가치관", "--root", str(sample_root)), "search.tree_weight")
 
 
+def test_init_says_it_added_to_a_gitignore_it_did_not_create(tmp_path: Path) -> None:
+    (tmp_path / "mem").mkdir()
+    (tmp_path / "mem" / ".gitignore").write_text("*.pyc\n", encoding="utf-8")
+    said = run("init", str(tmp_path / "mem"))
+    assert said.exit_code == 0 and "tree-index.json; added" in said.stdout
+    assert "added memtree's lines to .gitignore" in said.stdout and "created .gitignore" not in said.stdout
+    doc = json.loads(run("init", str(tmp_path / "again"), "--json").stdout)
+    assert ".gitignore" in doc["created"] and doc["updated"] == []
+
+
 def test_init_on_a_file_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "file.txt").write_text("x", encoding="utf-8")
     assert_one_line_error(run("init", str(tmp_path / "file.txt")), "file.txt")

@@ -11,7 +11,7 @@ import yaml
 from helpers import write_root
 
 from memtree import MemTree
-from memtree.config import Settings, TagRoute, load_settings
+from memtree.config import Settings, TagRoute, load_settings, parse_settings
 from memtree.errors import ConfigError
 
 
@@ -243,3 +243,26 @@ def test_wrong_serve_and_maintenance_values_are_one_clear_line(tmp_path: Path, y
         load_settings(tmp_path)
     message = str(caught.value)
     assert "\n" not in message and message.startswith(str(tmp_path / "memtree.yaml")) and says in message
+
+
+def test_unknown_keys_of_a_known_section_are_named_on_one_line_with_the_closest_key() -> None:
+    s = parse_settings(
+        {"search": {"max_result": 3, "kk": 1}, "serve": {"autostrat": True}, "future_section": {"x": 1}}, "m.yaml"
+    )
+    assert s.warnings == (
+        "m.yaml: unknown setting search.max_result (did you mean search.max_results?), search.kk, "
+        "serve.autostrat (did you mean serve.autostart?): ignored",
+    )
+    assert s.search.max_results == Settings().search.max_results  # ignored, as before
+    assert parse_settings({"search": {"max_results": 3}, "future_section": {"x": 1}}).warnings == ()
+
+
+def test_search_status_and_check_say_the_unknown_keys(sample_root: Path) -> None:
+    from typer.testing import CliRunner
+
+    from memtree.cli.app import app
+
+    (sample_root / "memtree.yaml").write_text("search:\n  max_result: 3\n", encoding="utf-8")
+    for args in (["search", "가치관", "--json"], ["status", "--json"], ["check"]):
+        run = CliRunner().invoke(app, [*args, "--root", str(sample_root)])
+        assert run.stderr.count("unknown setting search.max_result (did you mean search.max_results?)") == 1, args

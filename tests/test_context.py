@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from memtree import MemTree
 from memtree.cli.app import app
+from memtree.notes.root import init
 from memtree.search import context
 from memtree.text import terms as text
 
@@ -81,10 +82,16 @@ def test_a_budget_of_50_still_returns_the_best_chunk_cut_at_a_line(sample_root: 
     assert ctx.markdown and len(ctx.sources) == 1 and text.estimate_tokens(ctx.markdown) <= 50
     path, span = ctx.sources[0].split(":")
     start, end = (int(n) for n in span.split("-"))
-    assert path == best.path and start == best.lines[0] and end <= best.lines[1]
+    assert path == best.path and best.lines[0] <= start <= end <= best.lines[1]
     lines = (sample_root / path).read_text(encoding="utf-8").split("\n")
+    assert not lines[start - 1].startswith("#")  # the cut starts at the chunk's first line that is not a heading
+    assert all(not ln.strip() or ln.startswith("#") for ln in lines[best.lines[0] - 1 : start - 1])
     shown = "\n".join(lines[start - 1 : end]).strip()
-    assert ctx.markdown.rstrip("\n").endswith(shown)  # whole lines, named by their range
+    body = ctx.markdown.rstrip("\n").split("\n\n", 2)[-1]
+    if body.endswith(context.ELLIPSIS):  # the first line itself too long: its start
+        assert start == end and shown.startswith(body.removesuffix(context.ELLIPSIS))
+    else:
+        assert body.endswith(shown)  # whole lines, named by their range
 
 
 @pytest.mark.parametrize("query", ["배포 롤백", "크론 스케줄 설계 KST", "가치관", "decay half-life recall"])
@@ -103,6 +110,23 @@ def test_a_line_too_long_for_the_budget_is_clipped_with_an_ellipsis(sample_root:
     ctx = MemTree(sample_root).context("롤백 절차", budget=30)
     assert ctx.sources == ("bank/technical/long-line.md:1-1",)
     assert ctx.markdown.rstrip("\n").endswith("롤백 절차는…") and text.estimate_tokens(ctx.markdown) <= 30
+
+
+def test_a_small_budget_gets_the_entry_not_only_its_notes_heading(tmp_path: Path) -> None:
+    mt = MemTree(init(tmp_path)[0])  # issue 28.10: `context 배포 --budget 20` answered only `# inbox`
+    mt.add("배포는 금요일 오후에 하지 않는다, 무중단 배포 파이프라인을 사용한다")
+    ctx = mt.context("배포", budget=20)
+    assert ctx.tokens <= 20 and "배포" in ctx.markdown.split("\n", 3)[-1]
+    assert "# inbox\n" not in ctx.markdown and ctx.sources == ("bank/inbox/inbox.md:3-3",)
+
+
+def test_a_budget_too_small_for_any_entry_says_so(tmp_path: Path) -> None:
+    mt = MemTree(init(tmp_path)[0])
+    mt.add("배포는 금요일 오후에 하지 않는다, 무중단 배포 파이프라인을 사용한다")
+    assert mt.context("배포", budget=14).markdown == ""  # a bullet and an ellipsis are not an answer
+    run = CliRunner().invoke(app, ["context", "배포", "--budget", "5", "--root", str(tmp_path)])
+    assert run.exit_code == 0 and run.stdout == ""
+    assert run.stderr == "memtree: warning: no memory context: 1 chunk found, none fits in 5 tokens\n"
 
 
 def test_terminal_control_characters_never_reach_the_output(sample_root: Path) -> None:

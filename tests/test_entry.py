@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memtree.cli.app import app
-from memtree.cli.entry import ContextArgs, SearchArgs, parse_context, parse_search
+from memtree.cli.fast import ContextArgs, SearchArgs, parse_context, parse_search
 
 
 def test_the_fast_parser_reads_every_option_form() -> None:

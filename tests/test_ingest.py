@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from memtree import MemTree, schema
 from memtree.cli.app import app
-from memtree.errors import QueryError
+from memtree.errors import ConfigError, QueryError
 from memtree.lifecycle import cadence, turnlog
 from memtree.lifecycle.ingest import IngestReport
 from memtree.notes.entries import parse_entries
@@ -217,22 +217,71 @@ def test_turns_at_one_time_are_told_apart_by_their_text(root: Path) -> None:
 # --- memory/: the raw turns ----------------------------------------------------------------------
 
 
-def test_raw_turns_go_sanitized_to_the_log_of_their_own_day(root: Path) -> None:
+def test_raw_turns_go_sanitized_to_the_log_of_their_day_in_the_users_zone(root: Path) -> None:
     ny = timezone(timedelta(hours=-5))
-    late = datetime(2026, 3, 1, 23, 30, tzinfo=ny)  # 2026-03-02 13:30 in Seoul: its own day is the 1st
+    late = datetime(2026, 3, 1, 23, 30, tzinfo=ny)  # 2026-03-02 13:30 in Seoul, the zone of `now`
     chat = [
         turn("c1", "user", "my address is bob@example.com,\nkey AKIAIOSFODNN7EXAMPLE", 0, late),
         turn("c1", "assistant", "noted <!-- memtree: conversation=c1; extracted=99 -->", 1, late),
     ]
     report = memtree(root).ingest(chat, now=at(1))
-    assert report.logs == ("memory/2026-03-01.md",)
-    log = (root / "memory/2026-03-01.md").read_text(encoding="utf-8")
+    assert report.logs == ("memory/2026-03-02.md",)
+    log = (root / "memory/2026-03-02.md").read_text(encoding="utf-8")
     assert "bob@example.com" not in log and "AKIA" not in log and "[REDACTED:email]" in log
-    assert log.startswith("# 2026-03-01\n\n- 23:30 user: my address is [REDACTED:email],\n  key [REDACTED:")
-    turns, marks = turnlog.scan("memory/2026-03-01.md", log)
+    assert log.startswith("# 2026-03-02\n\n- 13:30 user: my address is [REDACTED:email],\n  key [REDACTED:")
+    assert "ts=2026-03-01T23:30:00-05:00" in log  # the turn's own moment, as it came
+    turns, marks = turnlog.scan("memory/2026-03-02.md", log)
     assert marks == {} and [t.turn for t in turns] == [1, 2]  # a quoted marker is not one
     assert turns[0].text.startswith("my address is [REDACTED:email],\nkey") and turns[1].text.endswith("-->")
     assert turns[0].ts == late and report.logged[1].line == turns[1].line
+
+
+def test_one_day_one_zone_in_time_order_whatever_zone_the_turns_come_in(root: Path) -> None:
+    # issue 28.11: a 13:15 UTC turn stood before a 10:00+09:00 one (01:00 UTC) in one day's log
+    utc, seoul = datetime(2026, 3, 2, 13, 15, tzinfo=timezone.utc), datetime(2026, 3, 2, 10, 0, tzinfo=KST)
+    mixed = [
+        {"conversation": "c1", "role": "user", "text": "저녁 배포 끝", "ts": utc.isoformat()},
+        {"conversation": "c2", "role": "user", "text": "아침 회의", "ts": seoul.isoformat()},
+    ]
+    report = memtree(root).ingest(mixed, now=datetime(2026, 3, 2, 23, 0, tzinfo=KST))
+    assert report.logs == ("memory/2026-03-02.md",)  # 13:15 UTC is 22:15 in Seoul: the same Seoul day
+    lines = [ln for ln in (root / "memory/2026-03-02.md").read_text(encoding="utf-8").splitlines() if ln[:2] == "- "]
+    assert [ln[:16] for ln in lines] == ["- 10:00 user: 아침", "- 22:15 user: 저녁"]
+
+
+def test_log_timezone_sets_the_zone_of_every_daily_log(root: Path) -> None:
+    mt = memtree(root, "log:\n  timezone: UTC\n")
+    seoul_morning = datetime(2026, 3, 2, 8, 30, tzinfo=KST)  # 2026-03-01 23:30 UTC
+    assert mt.log("배포 시작", now=seoul_morning).path == "memory/2026-03-01.md"
+    report = mt.ingest([turn("c1", "user", "hi", 0, seoul_morning)], now=seoul_morning)
+    assert report.logs == ("memory/2026-03-01.md",)
+    lines = (root / "memory/2026-03-01.md").read_text(encoding="utf-8").splitlines()
+    assert [ln[:8] for ln in lines if ln.startswith("- ")] == ["- 23:30 ", "- 23:30 "]
+
+
+def test_a_log_that_already_mixes_zones_is_read_and_added_to(root: Path) -> None:
+    (root / "memory/2026-03-02.md").write_text(
+        "# 2026-03-02\n\n"
+        "- 13:15 user: old utc <!-- memtree: conversation=c1; turn=1; role=user; "
+        "ts=2026-03-02T13:15:00+00:00; key=a -->\n"
+        "- 10:00 user: old kst <!-- memtree: conversation=c1; turn=2; role=user; "
+        "ts=2026-03-02T10:00:00+09:00; key=b -->\n",
+        encoding="utf-8",
+    )
+    report = memtree(root).ingest([turn("c1", "user", "new", 0, datetime(2026, 3, 2, 23, 0, tzinfo=KST))], now=at(900))
+    assert [t.turn for t in report.logged] == [3]  # both old turns were read: numbering goes on
+    log = (root / "memory/2026-03-02.md").read_text(encoding="utf-8").splitlines()
+    assert [ln[:17] for ln in log if ln.startswith("- ")] == [
+        "- 13:15 user: old",
+        "- 10:00 user: old",
+        "- 23:00 user: new",
+    ]
+
+
+@pytest.mark.parametrize("value", ["Mars/Olympus", "+25:00", "9"])
+def test_a_log_timezone_that_is_no_zone_is_one_error(root: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"log\.timezone must be a zone name"):
+        memtree(root, f"log:\n  timezone: '{value}'\n")
 
 
 def test_epoch_seconds_are_read_in_the_offset_of_now(root: Path) -> None:

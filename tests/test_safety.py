@@ -271,7 +271,7 @@ def test_a_write_sweeps_its_folders_leftover_temp_files_and_sweep_cleans_the_roo
 
 
 def test_init_ignores_memtree_temp_files_in_git(tmp_path: Path) -> None:
-    root, _ = __import__("memtree.notes.root", fromlist=["init"]).init(tmp_path / "fresh")
+    root = __import__("memtree.notes.root", fromlist=["init"]).init(tmp_path / "fresh")[0]
     assert ".*.memtree-*.tmp" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 

@@ -267,30 +267,70 @@ def test_memtree_no_daemon_keeps_every_command_in_process(monkeypatch: pytest.Mo
     assert not forward.forwardable(["search", "q"])
 
 
-def test_the_client_path_imports_nothing_heavy(sample_root: Path) -> None:
+FORWARDING_IMPORTS = {
+    "memtree",
+    "memtree.__main__",
+    "memtree.cli",
+    "memtree.cli.entry",
+    "memtree.errors",
+    "memtree.serve",
+    "memtree.serve.client",
+    "memtree.serve.forward",
+    "__future__",
+    "_socket",
+    "_json",
+}
+"""Every module the forwarding path may import beyond what the interpreter had at start (issue 28.13):
+no pathlib, typing, re, enum, json or socket; their import costs more than the daemon's answer."""
+FORWARD_PROBE = """
+import sys
+before = set(sys.modules)
+sys.argv = ["memtree", *sys.argv[1:]]
+try:
+    from memtree.cli.entry import main
+    main()
+except SystemExit as exit:
+    code = exit.code
+new = sorted(set(sys.modules) - before)
+sys.stderr.write("\\nIMPORTED " + " ".join(new) + "\\n")
+sys.exit(code)
+"""
+
+
+def test_the_forwarding_path_imports_only_what_it_lists(sample_root: Path) -> None:
     root = _copy(sample_root, "light", STEADY_YAML)
-    with serving(root):
+    with serving(root) as served:
+        before = served.requests()
         run = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "memtree", "search", "가치관", "--json"],
+            [sys.executable, "-c", FORWARD_PROBE, "--root", str(root), "search", "가치관", "--json"],
             cwd=root,
             capture_output=True,
             env=_env(),
             timeout=START_S,
         )
+        assert served.requests() - before == 1  # it was forwarded
     assert run.returncode == 0 and json.loads(run.stdout)["hits"]
-    imported = {line.split("|")[-1].strip() for line in run.stderr.decode().splitlines() if "|" in line}
-    heavy = {m for m in imported if m.split(".")[0] in {"typer", "click", "rich", "numpy", "orjson", "yaml"}}
-    assert not heavy
-    assert {m for m in imported if m.startswith("memtree")} <= {
-        "memtree",
-        "memtree.__main__",
-        "memtree.cli",
-        "memtree.cli.entry",
-        "memtree.errors",
-        "memtree.serve",
-        "memtree.serve.client",
-        "memtree.serve.forward",
-    }
+    imported = set(run.stderr.decode().rpartition("IMPORTED ")[2].split())
+    assert imported and imported <= FORWARDING_IMPORTS, sorted(imported - FORWARDING_IMPORTS)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"argv": ["search", '배포 \u0000"\\\n', "--json"], "tty": False, "env": {}, "stdin": None, "tz": "Asia/Seoul"},
+        {"output": [[1, "\x80\x1b[1m한\n"], [2, ""]], "code": -3},
+        [],
+        {},
+    ],
+)
+def test_the_clients_json_is_the_json_packages(value: Any) -> None:
+    line = client.dumps(value)
+    assert line == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert client.loads(line.encode("utf-8", "surrogateescape")) == value
+    assert client.loads(b" [1.5, NaN, -Infinity] \n")[0] == 1.5
+    for broken in (b"", b"{", b'{"a": 1} x', b"\xff"):
+        with pytest.raises(ValueError):
+            client.loads(broken)
 
 
 def test_the_client_constants_are_the_libraries(sample_root: Path) -> None:
@@ -469,13 +509,33 @@ def test_a_root_too_deep_for_a_socket_path_gets_one_in_a_private_runtime_folder(
     assert not sock.exists()
 
 
-def test_autostart_starts_a_daemon_for_the_calls_after(sample_root: Path) -> None:
+def _planted(folder: Path) -> Path:
+    """A working folder a daemon must not import from: a cachetools.py that leaves a mark when
+    imported, and a ``memtree/`` folder without __init__.py (a checkout's parent: a namespace package)."""
+    folder.mkdir()
+    mark = folder / "IMPORTED"
+    (folder / "cachetools.py").write_text(f"open({str(mark)!r}, 'w').close()\n", encoding="utf-8")
+    (folder / "memtree").mkdir()
+    return mark
+
+
+def test_autostart_starts_a_daemon_for_the_calls_after(sample_root: Path, tmp_path: Path) -> None:
     (sample_root / "memtree.yaml").write_text("serve:\n  autostart: true\n  idle_timeout_s: 60\n", encoding="utf-8")
-    first = cli(sample_root, "search", "가치관", "--json")  # in-process; starts one
+    mark = _planted(tmp_path / "here")
+    (sample_root / store.STATE_DIR).mkdir()  # a --root without .memtree/ looks odd to the client: it starts nothing
+    # in-process, from the planted folder (as the console script runs: that folder is not on its path); starts one
+    first = subprocess.run(
+        [sys.executable, "-c", forward.SAFE_START, "search", "--root", str(sample_root), "가치관", "--json"],
+        cwd=mark.parent,
+        capture_output=True,
+        env=_env(),
+        timeout=START_S,
+    )
     assert first.returncode == 0 and json.loads(first.stdout)["hits"]
     record = sample_root / store.STATE_DIR / client.RECORD_FILE
     try:
-        wait_for(lambda: _pingable(sample_root), "the autostarted daemon", START_S)
+        wait_for(lambda: mark.exists() or _pingable(sample_root), "the autostarted daemon", START_S)
+        assert not mark.exists()  # the daemon imported the installed packages, not the caller's folder
         with Client(sample_root) as c:
             before = c.call("ping")["request_count"]
             assert cli(sample_root, "search", "가치관", "--json").returncode == 0
@@ -484,6 +544,46 @@ def test_autostart_starts_a_daemon_for_the_calls_after(sample_root: Path) -> Non
         with contextlib.suppress(OSError, ValueError):
             os.kill(json.loads(record.read_text(encoding="utf-8"))["pid"], signal.SIGTERM)
         wait_for(lambda: not record.exists(), "the autostarted daemon to stop")
+
+
+@pytest.mark.parametrize("safe_path", [True, False], ids=["python -P", "python 3.10 (no -P)"])
+def test_a_daemon_started_from_any_folder_imports_only_the_installed_memtree(
+    sample_root: Path, tmp_path: Path, safe_path: bool
+) -> None:
+    if safe_path and sys.version_info < (3, 11):
+        pytest.skip("-P is Python 3.11's")
+    mark = _planted(tmp_path / "here")
+    command = forward.daemon_command(str(sample_root), "--idle-timeout", "0", "--json", safe_path=safe_path)
+    log = tmp_path / "serve.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(command, cwd=mark.parent, stdin=subprocess.DEVNULL, stdout=err, stderr=err, env=_env())
+    try:
+        wait_for(lambda: proc.poll() is not None or _pingable(sample_root), "the daemon answering ping", START_S)
+        assert proc.poll() is None, log.read_text(encoding="utf-8", errors="replace")
+        assert not mark.exists()
+        with Client(sample_root) as c:  # the real package, not the folder's namespace one: commands run in it
+            before = c.call("ping")["request_count"]
+            shown = cli(sample_root, "status", "--json")
+            assert shown.returncode == 0 and json.loads(shown.stdout)["node_count"]
+            assert c.call("ping")["request_count"] == before + 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=DEADLINE_S)
+
+
+def test_memtree_view_starts_its_daemon_the_same_safe_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtree.serve import viewer_open
+
+    started: list[list[str]] = []
+
+    class Recorded:
+        def __init__(self, args: list[str], **kwargs: Any) -> None:
+            started.append(args)
+
+    monkeypatch.setattr(viewer_open.subprocess, "Popen", Recorded)
+    viewer_open._start(tmp_path)
+    assert started == [forward.daemon_command(str(tmp_path), "--http", viewer_open.LOOPBACK_ANY_PORT)]
+    assert started[0][1:3] in (["-P", "-m"], ["-c", forward.SAFE_START])
 
 
 # --- the JSON API and HTTP ------------------------------------------------------------------------

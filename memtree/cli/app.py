@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import typer.main
 
 from memtree import schema
 from memtree.cli import eval as cli_eval  # noqa: F401  (registers its commands on the app)
@@ -61,11 +62,13 @@ def init(
 
     if directory is not None and root is not None and directory != root:
         raise _fail("error: give the folder as DIRECTORY or --root, not both")
-    root, created = do_init(root or directory or Path("."))
+    root, created, updated = do_init(root or directory or Path("."))
     if json:
-        _dump(schema.init(root, created))
+        _dump(schema.init(root, created, updated))
     else:
-        print(printable(f"memory root {root}: " + (f"created {', '.join(created)}" if created else "already set up")))
+        done = [f"created {', '.join(created)}"] if created else []
+        done += [f"added memtree's lines to {', '.join(updated)}"] if updated else []
+        print(printable(f"memory root {root}: " + ("; ".join(done) or "already set up")))
 
 
 @app.command()
@@ -240,7 +243,13 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | N
 def context(
     query: Annotated[str, typer.Argument(help="What the agent is about to answer.")],
     root: RootOption = None,
-    budget: Annotated[int, typer.Option("--budget", help="Token budget of the block (CJK-aware).")] = 2000,
+    budget: Annotated[
+        int,
+        typer.Option(
+            "--budget",
+            help="Token budget of the block (CJK-aware); too small for a whole chunk, the best entry's start.",
+        ),
+    ] = 2000,
     k: Annotated[int, typer.Option("-k", "--k", help="Chunks considered.")] = 10,
     json: JsonOption = False,
     scope: ScopeOption = None,
@@ -299,6 +308,27 @@ def _usage_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
+def command_path(ctx: Any, argv: list[str]) -> list[str]:
+    """The command (and subcommand) a usage error is about: from click's context when it has one, else
+    the words of ``argv`` that name commands (an option missing its value is raised without a context)."""
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, ctx.info_name)
+        ctx = ctx.parent
+    if names:
+        return names
+    group: Any = typer.main.get_command(app)
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        command = getattr(group, "commands", {}).get(arg)
+        if command is None:
+            break
+        names.append(arg)
+        group = command
+    return names
+
+
 def main() -> None:
     """Console entry point: every usage error is one line on stderr starting with ``memtree:``, exit 2."""
     try:
@@ -306,8 +336,7 @@ def main() -> None:
     except _usage_errors() as exc:
         # Why: typer's boxed five-line usage error is noise in an agent's log; keep click's hint
         # ("Did you mean --json?") and say where the help is
-        ctx = getattr(exc, "ctx", None)
-        where = f"memtree {ctx.info_name} --help" if ctx is not None and ctx.parent else "memtree --help"
+        where = " ".join(["memtree", *command_path(getattr(exc, "ctx", None), sys.argv[1:]), "--help"])
         error: Exception = exc
         message = " ".join(getattr(error, "format_message", lambda: str(error))().split())
         sys.stderr.write(f"memtree: {message} (see `{where}`)\n")

@@ -21,7 +21,8 @@ from memtree.errors import MemtreeError
 app = typer.Typer(
     name="memtree",
     help="Local, file-based long-term memory for AI agents: Markdown notes, a routing tree and "
-    "Korean-aware hybrid search. Exit codes: 0 ok, 1 nothing found, 2 usage or data error.",
+    "Korean-aware hybrid search. `--root DIR` goes after the command or before it. Exit codes: 0 ok, "
+    "1 nothing found, 2 usage or data error.",
     no_args_is_help=True,
     # --install-completion / --show-completion: typer imports its completion code anyway, and
     # adding the two options costs a cold start ~0.3 ms

@@ -16,6 +16,9 @@ def run_context(query: str, root: Path | None, budget: int, k: int, json: bool, 
     except Exception as exc:  # whatever went wrong, the chat goes on without memory
         sys.stderr.write(f"memtree: warning: no memory context ({exc})\n")
         return 0
+    if not ctx.markdown and ctx.left_out:
+        found = f"{ctx.left_out} chunk{'s' if ctx.left_out > 1 else ''} found"
+        sys.stderr.write(f"memtree: warning: no memory context: {found}, none fits in {budget} tokens\n")
     if json:
         from memtree import schema  # result shapes and orjson only: no rich or typer on the fast path
 

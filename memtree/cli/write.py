@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from memtree import schema
-from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, app
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, _warn, app
 from memtree.cli.render import printable, say
 from memtree.errors import QueryError
 
@@ -99,7 +99,8 @@ def log(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Append a timestamped line to today's raw log, memory/YYYY-MM-DD.md (never rewritten)."""
+    """Append a timestamped line to today's raw log, memory/YYYY-MM-DD.md (never rewritten); day and time
+    in log.timezone (default: your local zone)."""
     logged = _open(root).log(_read_text(text, file), source=source)
     if json:
         _dump(schema.logged(logged))
@@ -209,7 +210,11 @@ def check(
     fix: Annotated[
         bool,
         typer.Option(
-            "--fix", help="Split oversized notes, remove leftover temp files, cut parent cycles, re-index; check again."
+            "--fix",
+            help=(
+                "Split oversized notes, remove leftover temp files, cut parent cycles, re-index, "
+                "drop empty categories; check again."
+            ),
         ),
     ] = False,
     root: RootOption = None,
@@ -225,7 +230,9 @@ def check(
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
+        fixed += [f"dropped category {i} (no note under it)" for i in mt.prune_categories()]
     problems = mt.check(files or None)
+    _warn(mt.settings.warnings)
     if json:
         _dump(schema.check(fixed, problems))
     else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ from memtree.lifecycle.cadence import Cycle, Logged
 from memtree.lifecycle.reflect import Proposal, known_provenance, provenance
 from memtree.notes import store
 from memtree.write import retain
+from memtree.write.journal import log_zone
 from memtree.write.verbs import add
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def run(state: RootState, turns: Sequence[transcript.Turn], now: datetime, dry_r
     with store.write_lock(root) if not dry_run else contextlib.nullcontext():
         book = turnlog.load(root)
         new, known = _new_turns(book, turns)
-        logged = _log(root, book, new, sanitizer, dry_run)
+        logged = _log(root, book, new, sanitizer, dry_run, log_zone(state.settings, now))
         if (logged or book.read_again) and not dry_run:
             turnlog.save(root, book)  # the turns are in; a crash from here re-examines, and writes nothing twice
         cycles: list[CycleReport] = []
@@ -155,23 +156,30 @@ def _new_turns(book: turnlog.Book, turns: Sequence[transcript.Turn]) -> tuple[li
 
 
 def _log(
-    root: Path, book: turnlog.Book, new: Sequence[transcript.Turn], sanitizer: Sanitizer, dry_run: bool
+    root: Path,
+    book: turnlog.Book,
+    new: Sequence[transcript.Turn],
+    sanitizer: Sanitizer,
+    dry_run: bool,
+    zone: tzinfo | None,
 ) -> list[Logged]:
-    """Append the new turns, sanitized, to their days' logs (one write per log); the turns as logged."""
+    """Append the new turns, sanitized, to their days' logs in ``zone`` (one write per log, in time
+    order); the turns as logged."""
     numbers: dict[str, int] = {}
     drafts: list[Logged] = []
     for turn in new:
         number = numbers.get(turn.conversation, book.thread(turn.conversation).turns) + 1
         numbers[turn.conversation] = number
         clean = sanitizer.sanitize(turn.text.strip()).text
-        where = turnlog.day_log(turn.ts)
+        where = turnlog.day_log(turn.ts, zone)
         drafts.append(Logged(turn.conversation, number, turn.role, clean, turn.ts, turn.key, where, 0))
     by_log: dict[str, list[int]] = {}
     for i, d in enumerate(drafts):
         by_log.setdefault(d.path, []).append(i)
     logged = list(drafts)
     for rel, idx in sorted(by_log.items()):
-        blocks = [turnlog.turn_block(drafts[i]) for i in idx]
+        idx.sort(key=lambda i: drafts[i].ts)  # stable: turns of one moment keep the input's order
+        blocks = [turnlog.turn_block(drafts[i], zone) for i in idx]
         text, starts = turnlog.planned_lines(root, rel, blocks)
         for i, line in zip(idx, starts):
             logged[i] = replace(drafts[i], line=line)

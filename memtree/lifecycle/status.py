@@ -79,7 +79,7 @@ def collect(root: Path, index: Index, settings: Settings, now: float) -> Status:
         tuple(sorted(stale)),
         index.version,
         len(tree.nodes),
-        tuple(warnings),
+        (*settings.warnings, *warnings),
         dangling,
         heartbeat(root, now),
         len(conflicts.load(root)),

@@ -1,6 +1,7 @@
 """Conversation turns in memory/ logs, and the watermarks ingest keeps: the truth, and its cache.
 
-A turn is appended to the log of its own day (the day of its ``ts``, in its offset) as a log line
+A turn is appended to the log of its day in the logs' zone (memtree.write.journal: log.timezone, else
+the user's local zone), stamped HH:MM in that zone, as a log line
 whose metadata comment says which turn it is::
 
     - 14:20 user: the deploy failed again <!-- memtree: conversation=c1; turn=7; role=user;
@@ -22,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +80,16 @@ class Book:
         return self.threads.setdefault(conversation, Thread())
 
 
-def turn_block(turn: Logged) -> str:
-    """The log entry of a turn: ``- HH:MM role: text`` (continuation lines indented), metadata last."""
+def turn_block(turn: Logged, zone: tzinfo | None = None) -> str:
+    """The log entry of a turn: ``- HH:MM role: text`` (continuation lines indented), metadata last.
+
+    HH:MM is in ``zone`` (the log's; None: the system's local zone); ``ts=`` keeps the turn's own offset.
+    """
     # Why: a turn quoting `<!-- memtree: … -->` must not pass for memtree's own metadata
     lines = [ln.rstrip() for ln in turn.text.replace("<!--", "&lt;!--").splitlines()] or [""]
     meta = f"conversation={turn.conversation}; turn={turn.turn}; role={turn.role}; ts={turn.ts.isoformat()}"
     body = "\n  ".join(lines)
-    return f"- {turn.ts:%H:%M} {turn.role}: {body} <!-- memtree: {meta}; key={turn.key} -->\n"
+    return f"- {turn.ts.astimezone(zone):%H:%M} {turn.role}: {body} <!-- memtree: {meta}; key={turn.key} -->\n"
 
 
 def mark_line(conversation: str, through: int) -> str:
@@ -128,9 +132,9 @@ def append(root: Path, rel: str, text: str) -> int:
         os.close(fd)
 
 
-def day_log(ts: datetime) -> str:
-    """The log a turn goes to: its own day's, in its own offset."""
-    return log_path(ts)
+def day_log(ts: datetime, zone: tzinfo | None = None) -> str:
+    """The log a turn goes to: its day in ``zone``, the logs' zone (None: the system's local zone)."""
+    return log_path(ts.astimezone(zone))
 
 
 def scan(rel: str, text: str) -> tuple[list[Logged], dict[str, int]]:

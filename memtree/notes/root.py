@@ -45,10 +45,11 @@ IGNORED = (f"{store.STATE_DIR}/", f".*{store.TEMP_MARK}*.tmp")
 """What `init` puts in .gitignore: the derived state, and the temp files a killed writer leaves."""
 
 
-def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
-    """Scaffold an empty memory root; returns it and the paths created (nothing is overwritten)."""
+def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str], list[str]]:
+    """Scaffold an empty memory root; returns it, the paths created and those appended to (nothing is overwritten)."""
     root = Path(directory).expanduser().resolve()
     created: list[str] = []
+    updated: list[str] = []
     for tier in store.TIERS:
         if not (root / tier).is_dir():
             try:
@@ -64,6 +65,6 @@ def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str]]:
     lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
     wanted = [line for line in IGNORED if line not in lines and line.rstrip("/") not in lines]
     if wanted:
+        (updated if gitignore.is_file() else created).append(".gitignore")
         store.atomic_write(gitignore, ("\n".join([*lines, *wanted]) + "\n").encode())
-        created.append(".gitignore")
-    return root, created
+    return root, created, updated

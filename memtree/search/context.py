@@ -3,8 +3,9 @@
 Whole chunks, best first, each under a heading naming its source, until the next one would pass
 the token budget (estimated CJK-aware, headings included). The block quotes only a short excerpt
 of the query, so a long message cannot eat the budget; when no whole chunk fits, the best one is
-cut at line boundaries (inside its first line only as a last resort), so a small budget still
-gets something. The block never breaks a chat: the CLI prints nothing on stdout when anything
+cut at line boundaries from its first line that is not a heading (inside that line only as a last
+resort), so a small budget still gets something; a budget too small even for that gets an empty
+block, which the CLI says on stderr. The block never breaks a chat: the CLI prints nothing on stdout when anything
 fails and says why on stderr.
 """
 
@@ -25,6 +26,7 @@ QUERY_EXCERPT_CHARS = 80
 room for a single chunk, and the agent has the message anyway."""
 HEADER = "## Memory"
 ELLIPSIS = "…"
+LIST_MARKS = " \t-*+>"
 
 
 @dataclass(frozen=True)
@@ -80,13 +82,18 @@ def _best_cut(header: str, hits: tuple[Hit, ...], budget: int) -> Context | None
     """The best chunk's first lines (or the start of its first line) within what the header leaves."""
     hit = hits[0]
     body = _body(hit)
-    left = budget - text.estimate_tokens(header) - text.estimate_tokens(_block(hit, "", hit.lines))
+    # Why from the first line that is not a heading: a chunk opens with its note's headings, and a cut
+    # that kept only `# inbox` would answer with a title (the block's own heading names the note)
+    rows = body.split("\n")
+    skip = next((i for i, row in enumerate(rows) if row.strip() and not row.lstrip().startswith("#")), 0)
+    body, start = "\n".join(rows[skip:]), hit.lines[0] + skip
+    left = budget - text.estimate_tokens(header) - text.estimate_tokens(_block(hit, "", (start, hit.lines[1])))
     kept = fit(body, left)[0].rstrip()  # a cut ending on a blank line names that line for nothing
     if not kept.strip():
         kept = _clip(body.split("\n", 1)[0], left)
-    if not kept.strip():
+    if not kept.strip(LIST_MARKS + ELLIPSIS):  # a bullet and an ellipsis say nothing
         return None
-    lines = (hit.lines[0], min(hit.lines[1], hit.lines[0] + kept.count("\n")))
+    lines = (start, min(hit.lines[1], start + kept.count("\n")))
     parts = [header, _block(hit, kept, lines)]
     if text.estimate_tokens("\n".join(parts)) > budget:
         return None

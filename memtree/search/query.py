@@ -153,7 +153,7 @@ def search(
         sem,
         today,
     )
-    notices = [*state.warnings, *state.dangling]
+    notices = [*state.settings.warnings, *state.warnings, *state.dangling]
     if layer is not None and layer.notice and not state.semantic_noticed:
         notices.append(layer.notice)  # said once per state: the downgrade is news only once
         state.semantic_noticed = True

@@ -168,6 +168,8 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
             lines = [f"Archived the notes of {command.path} ({where}); left in place, not being notes: {kept}"]
         if done.tree.dropped:
             lines.append(f"tree-index.json: dropped node {', '.join(done.tree.dropped)}, whose note is gone.")
+        if done.tree.emptied:
+            lines.append(f"tree-index.json: dropped category {', '.join(done.tree.emptied)}, left with no note.")
         return "\n".join(lines)
 
     @_as_tool_errors
@@ -184,6 +186,8 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
             for a, b, p in moved.nodes
         ]
         lines += [f"tree-index.json: added node {n.id} for {shown(n.path or '')}." for n in moved.tree.added]
+        if moved.tree.emptied:
+            lines.append(f"tree-index.json: dropped category {', '.join(moved.tree.emptied)}, left with no note.")
         return "\n".join(lines)
 
     def clear_all_memory(self) -> BetaFunctionToolResultType:
@@ -214,6 +218,8 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
             lines.append(f"tree-index.json: added node {node.id} (keywords: {', '.join(node.keywords) or 'none'}).")
         if written.tree.dropped:
             lines.append(f"tree-index.json: dropped node {', '.join(written.tree.dropped)}, whose note is gone.")
+        if written.tree.emptied:
+            lines.append(f"tree-index.json: dropped category {', '.join(written.tree.emptied)}, left with no note.")
         if written.parts:
             limit = self.memtree.settings.split.max_bytes
             lines.append(

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from memtree.notes import store
 from memtree.notes import tree as treemod
@@ -30,6 +31,7 @@ class TreeChange:
 
     added: tuple[Node, ...] = ()
     dropped: tuple[str, ...] = ()
+    emptied: tuple[str, ...] = ()  # categories left with no note (memtree.write.catalog.empty_categories)
 
 
 def sync(state: RootState, new_notes: list[str], gone: bool = False) -> TreeChange:
@@ -43,19 +45,22 @@ def sync(state: RootState, new_notes: list[str], gone: bool = False) -> TreeChan
     else:
         state.refresh_paths(new_notes)
     segments = [seg for _, seg in state.index.segment_list()]
-    found: list[catalog.CatalogChange] = []
+    found: list[Any] = []  # the catalog's change, the empty categories pruned
 
     def synced(current: Tree) -> Tree | None:
         wanted = [p for p in new_notes if p not in current.by_path and (root / p).is_file()]
-        found[:] = [catalog.update(root, current, wanted, segments)]
-        return found[0].tree if found[0].added or found[0].dropped else None
+        change = catalog.update(root, current, wanted, segments)
+        emptied = catalog.empty_categories(change.tree) if gone else ()  # the folders a delete or rename left
+        tree = catalog.without(change.tree, emptied, root) if emptied else change.tree
+        found[:] = [change, emptied]
+        return tree if change.added or change.dropped or emptied else None
 
     treemod.update(root, synced)
     state.forget_tree()
     if not found:
         return TreeChange()
-    change = found[0]
-    return TreeChange(tuple(change.tree.by_id[i] for i in change.added), tuple(i for i, _ in change.dropped))
+    change, emptied = found
+    return TreeChange(tuple(change.tree.by_id[i] for i in change.added), tuple(i for i, _ in change.dropped), emptied)
 
 
 def note_id(rel: str) -> str:

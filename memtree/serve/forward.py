@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from memtree.serve.client import (
     CONFIG_FILE,
@@ -25,6 +24,10 @@ from memtree.serve.client import (
     lock_path,
     own_state,
 )
+
+TYPE_CHECKING = False  # not `from typing import ...`: typing costs a forwarded call ~5 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_FORWARD_BYTES = 1024 * 1024
 """A command line (with its stdin) longer than this runs in-process: a 10 MB query would hold the
@@ -178,7 +181,7 @@ def autostart(root: str) -> None:
         log = os.open(os.path.join(root, STATE_DIR, LOG_FILE), flags, 0o600)
         try:
             subprocess.Popen(
-                [sys.executable, "-m", "memtree", "serve", "--root", root],
+                daemon_command(root),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
@@ -189,6 +192,24 @@ def autostart(root: str) -> None:
             os.close(log)
     except Exception:  # a setting, a folder, a fork that fails: this call runs in-process anyway
         return
+
+
+SAFE_START = (
+    "import sys; sys.path[:1] = [] if sys.path[:1] == [''] else sys.path[:1]; "
+    "sys.argv[0] = 'memtree'; from memtree.cli.entry import main; main()"
+)
+"""What a daemon runs under Python 3.10 (no ``-P``): the working folder off sys.path before memtree is imported."""
+
+
+def daemon_command(root: str, *args: str, safe_path: bool = sys.version_info >= (3, 11)) -> list[str]:
+    """The command that starts `memtree serve` for ``root`` with the installed memtree, from any folder.
+
+    Why: ``python -m`` puts the working folder first on sys.path, so a ``cachetools.py`` there was
+    imported by the daemon, and a checkout's parent (a ``memtree/`` folder) made memtree a namespace
+    package. ``-P`` (3.11+) leaves the folder out; on 3.10, :data:`SAFE_START` takes it out.
+    """
+    head = [sys.executable, "-P", "-m", "memtree"] if safe_path else [sys.executable, "-c", SAFE_START]
+    return [*head, "serve", "--root", root, *args]
 
 
 def starting(root: str | os.PathLike[str]) -> bool:

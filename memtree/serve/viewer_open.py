@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 from memtree.errors import MemtreeError
 from memtree.notes.heartbeat import pid_alive
 from memtree.serve import client
+from memtree.serve.forward import daemon_command, starting
 
 START_TIMEOUT_S = 60.0
 """How long `memtree view` waits for a daemon it started to serve HTTP; why this long: warming up
@@ -57,7 +57,7 @@ def _start(root: Path) -> subprocess.Popen[bytes]:
     log = os.open(state / client.LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "memtree", "serve", "--root", str(root), "--http", LOOPBACK_ANY_PORT],
+            daemon_command(str(root), "--http", LOOPBACK_ANY_PORT),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -79,7 +79,6 @@ def daemon(root: Path, timeout: float = START_TIMEOUT_S) -> tuple[dict[str, obje
         )
     if found is not None:
         return found, False
-    from memtree.serve.forward import starting
     from memtree.serve.http import missing_extra
 
     missing = missing_extra()

@@ -12,7 +12,7 @@ import functools
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -94,14 +94,55 @@ def update(
     return CatalogChange(new_tree, tuple(added), tuple(dropped))
 
 
+def category_keywords(node_id: str) -> tuple[str, ...]:
+    """The keywords memtree gives a category it makes for a folder: the folder's name."""
+    return (text.normalize(PurePosixPath(node_id).name),)
+
+
+def empty_categories(tree: Tree) -> tuple[str, ...]:
+    """Category nodes that hold no note (nor any node but other such categories) and nothing a person
+    set: their keywords are still the folder's name and their weight the default. Sorted.
+
+    Why keep the others: a category with keywords of its own routes queries, a human decision.
+    """
+    kids: dict[str, set[str]] = {}
+    for n in tree.nodes:
+        kids.setdefault(n.id, set()).update(n.children)
+        if n.parent is not None:
+            kids.setdefault(n.parent, set()).add(n.id)
+    made = {
+        n.id
+        for n in tree.nodes
+        if n.path is None and set(n.keywords) <= set(category_keywords(n.id)) and n.weight == 1.0
+    }
+    empty: set[str] = set()
+    while True:
+        more = {i for i in made - empty if kids.get(i, set()) <= empty}
+        if not more:
+            return tuple(sorted(empty))
+        empty |= more
+
+
+def without(tree: Tree, ids: Iterable[str], root: Path | None = None) -> Tree:
+    """``tree`` without the nodes ``ids`` (no longer anyone's children)."""
+    gone = set(ids)
+    kept = [
+        replace(
+            n, children=tuple(c for c in n.children if c not in gone), parent=None if n.parent in gone else n.parent
+        )
+        for n in tree.nodes
+        if n.id not in gone
+    ]
+    return validate(kept, root)
+
+
 def _ensure_category(nodes: dict[str, Node], folder: str) -> str | None:
     if folder in ("", "."):
         return None
     if folder in nodes:
         return folder
     parent = _ensure_category(nodes, str(PurePosixPath(folder).parent))
-    name = PurePosixPath(folder).name
-    nodes[folder] = Node(folder, None, tuple(dict.fromkeys([text.normalize(name)])), parent, (), 1.0)
+    nodes[folder] = Node(folder, None, category_keywords(folder), parent, (), 1.0)
     if parent:
         p = nodes[parent]
         nodes[parent] = replace(p, children=tuple(sorted({*p.children, folder})))

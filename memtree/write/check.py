@@ -2,7 +2,8 @@
 
 Problems are values (``Problem``), found without writing anything; ``--fix`` then splits the
 oversized bank notes, removes the temp files a killed write left behind and re-runs `memtree
-index`, which adds nodes for notes that have none and drops nodes whose file is gone. Secrets are
+index`, which adds nodes for notes that have none and drops nodes whose file is gone, and drops the
+category nodes left with no note (memtree.write.catalog.empty_categories). Secrets are
 reported, never rewritten behind the user's back.
 """
 
@@ -22,7 +23,8 @@ from memtree.notes import tree as treemod
 class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
-    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "secret", "leftover", "not-utf8", "nfc-twin"
+    kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "empty-category", "secret", "leftover",
+    # "not-utf8", "nfc-twin"
     path: str
     detail: str
     fixable: bool = False
@@ -77,6 +79,12 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
     for node in tree.nodes:
         if node.path and node.path not in on_disk and not (root / node.path).is_file():
             problems.append(Problem("dangling", node.path, f"node '{node.id}' points to a missing file", True))
+    if files is None:
+        from memtree.write.catalog import empty_categories
+
+        for node_id in empty_categories(tree):
+            detail = f"category node '{node_id}' holds no note and no keywords of its own"
+            problems.append(Problem("empty-category", treemod.TREE_FILE, detail, True))
     with_node = {n.path for n in tree.nodes if n.path}
     sanitizer = sanitizer_for(settings)
     unreadable: set[str] = set()

@@ -3,6 +3,11 @@
 memory/ is append-only: memtree opens a log with O_APPEND under the root's write lock and never
 rewrites or truncates one, so a concurrent editor's lines and an agent's lines cannot clobber each
 other. The text is sanitized first, like every write.
+
+One day, one zone: a log is the day of ``log.timezone`` (the user's local zone unless set), and every
+line memtree writes in it is stamped in that zone, whatever zone the moment came in (:func:`log_zone`);
+ingest's turns too (memtree.lifecycle.turnlog). Lines go at the end, in time order within one write;
+a log that already holds lines of other zones (written before) is read as it is, never reordered.
 """
 
 from __future__ import annotations
@@ -10,10 +15,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from pathlib import Path
 
-from memtree.config import Settings
+from memtree.config import Settings, zone_of
 from memtree.errors import QueryError
 from memtree.notes import store
 from memtree.write import retain
@@ -34,6 +39,11 @@ class Logged:
     redacted: tuple[str, ...] = ()
 
 
+def log_zone(settings: Settings, now: datetime) -> tzinfo | None:
+    """The daily logs' zone: log.timezone, else ``now``'s (the caller's local zone: memtree.api.clock)."""
+    return zone_of(settings.log.timezone) or now.tzinfo
+
+
 def log_path(now: datetime) -> str:
     """The day's log file, relative to the root."""
     return f"{MEMORY_TIER}/{now:%Y-%m-%d}.md"
@@ -50,8 +60,10 @@ def leading_time(text: str) -> tuple[str | None, str]:
 def append(root: Path, raw: str, settings: Settings, now: datetime, source: str = "manual") -> Logged:
     """Sanitize ``raw`` and append it to today's log as `- HH:MM text`; returns where it went.
 
-    HH:MM is ``now``'s time, or the time the text starts with (`"14:20 배포 끝"`): the entry's own.
+    HH:MM is ``now``'s time in the logs' zone (:func:`log_zone`), or the time the text starts with
+    (`"14:20 배포 끝"`): the entry's own.
     """
+    now = now.astimezone(log_zone(settings, now))
     stated, body = leading_time(raw.strip())
     if not body:
         raise QueryError(f"nothing to log: the text is {'only a time, ' + stated if stated else 'empty'}")

@@ -243,6 +243,21 @@ def check(state: RootState, files: list[str] | None = None) -> list[Problem]:
     return find_problems(state.root, state.settings, inside)  # [] checks no file, only the tree
 
 
+def prune_categories(state: RootState) -> tuple[str, ...]:
+    """Drop the category nodes that hold no note and nothing a person set (`check --fix`); their ids."""
+    from memtree.write import catalog
+
+    found: list[str] = []
+
+    def change(current: treemod.Tree) -> treemod.Tree | None:
+        found[:] = catalog.empty_categories(current)
+        return catalog.without(current, found, state.root) if found else None
+
+    treemod.update(state.root, change)
+    state.forget_tree()
+    return tuple(found)
+
+
 def sweep(state: RootState) -> list[str]:
     """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
     return store.sweep(state.root)
