@@ -321,6 +321,7 @@ def test_the_forwarding_path_imports_only_what_it_lists(sample_root: Path) -> No
         {"output": [[1, "\x80\x1b[1m한\n"], [2, ""]], "code": -3},
         [],
         {},
+        {"verb": "search", "args": {"query": "배포", "k": 3, "min_score": 0.25, "decay": 1e-05}},
     ],
 )
 def test_the_clients_json_is_the_json_packages(value: Any) -> None:
@@ -331,6 +332,8 @@ def test_the_clients_json_is_the_json_packages(value: Any) -> None:
     for broken in (b"", b"{", b'{"a": 1} x', b"\xff"):
         with pytest.raises(ValueError):
             client.loads(broken)
+    with pytest.raises(TypeError):  # JSON has no infinity: refused here, as the daemon could not read it
+        client.dumps({"min_score": float("inf")})
 
 
 def test_the_client_constants_are_the_libraries(sample_root: Path) -> None:

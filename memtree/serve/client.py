@@ -243,6 +243,8 @@ def dumps(value: Any) -> str:
         return "null" if value is None else "true" if value else "false"
     if isinstance(value, int):
         return int.__repr__(value)
+    if isinstance(value, float) and value - value == 0.0:  # finite: JSON has no inf or nan
+        return float.__repr__(value)
     if isinstance(value, dict):
         return "{" + ",".join(f"{_quote(str(k))}:{dumps(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
