@@ -349,7 +349,8 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
                 if path not in restored:  # an entry of a restored note was counted with it
                     skipped += 1
                 continue
-            text = entries.format_entry(clean.text, meta) if e.get("item", True) else _paragraph(clean.text, meta)
+            item = bool(e.get("item", True))
+            text = entries.format_entry(clean.text, meta) if item else entries.format_paragraph(clean.text, meta)
             texts[path] = _append(texts[path], text, bool(e.get("item", True)), Path(path).stem)
             known_ids.update(i for i in (meta.id, *meta.merged) if i)
             written += 1
@@ -493,11 +494,6 @@ def _meta_from(raw: dict[str, Any]) -> entries.EntryMeta:
     return entries.EntryMeta(
         text("id"), text("created"), items("tags"), text("kind"), text("source"), text("scope"), items("merged"), extra
     )
-
-
-def _paragraph(content: str, meta: entries.EntryMeta) -> str:
-    comment = meta.render()
-    return f"{content} {comment}" if comment else content
 
 
 def _append(note: str, text: str, item: bool, heading: str) -> str:
