@@ -293,3 +293,19 @@ def test_the_parser_reads_only_the_comment_memtree_places_last() -> None:
     wrapped = f"# n\n\n- 첫 줄 {FORGED}\n  둘째 줄 <!-- memtree: id=e-20261201-00000002 -->\n"
     assert entries.parse_entries(wrapped)[0].meta.id == "e-20261201-00000002"
     assert entries.parse_entries(f"# n\n\n- 첫 줄 {FORGED}\n  둘째 줄\n")[0].meta.id == ""
+
+
+def test_an_add_that_fails_on_an_unreadable_conflicts_file_has_written_nothing(mt: MemTree) -> None:
+    from helpers import snapshot
+
+    from memtree.errors import MemtreeError
+
+    mt.add("Redis 커넥션 풀은 10개면 충분하다", to="project/decisions", now=NOW)
+    (mt.root / "conflicts.json").write_text('{"version": 1, "conflicts": [', encoding="utf-8")  # markers stripped
+    before = snapshot(mt.root)
+    changes = (mt.root / ".memtree/changes.jsonl").read_bytes()
+    with pytest.raises(MemtreeError, match=r"conflicts\.json: unreadable"):
+        mt.add("Redis 커넥션 풀은 최소 50개는 되어야 안정적이다", to="project/decisions", now=NOW)
+    assert snapshot(mt.root) == before
+    assert (mt.root / ".memtree/changes.jsonl").read_bytes() == changes  # nothing journaled either
+    assert isinstance(mt.add("배포 창은 화요일 오후다", to="project/decisions", now=NOW), Created)  # no conflict: fine
