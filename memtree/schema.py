@@ -116,6 +116,81 @@ OBJECTS: dict[str, frozenset[str]] = {
     }.items()
 }
 """The objects the lists hold, by name (README "JSON output", second table)."""
+_S, _I, _N, _B, _A, _O = "string", "integer", "number", "boolean", "array", "object"
+_TYPES: dict[str, str | tuple[str, ...]] = {
+    "archive": _S,
+    "banks": _A,
+    "budget": (_I, "null"),
+    "change_id": (_S, "null"),
+    "changes": _A,
+    "commits": _A,
+    "conflict": _O,
+    "conflict_id": (_S, "null"),
+    "conflicts": _A,
+    "consolidation": (_O, "null"),
+    "cycles": _A,
+    "dangling_nodes": _A,
+    "decision": _S,
+    "dry_run": _B,
+    "entry_id": (_S, "null"),
+    "existing": (_S, "null"),
+    "hits": _A,
+    "how": (_S, "null"),
+    "index": _O,
+    "keep": _S,
+    "keywords": _A,
+    "line": _I,
+    "lines": _A,
+    "logs": _A,
+    "markdown": _S,
+    "max_bytes": _I,
+    "merged_id": (_S, "null"),
+    "new_nodes": _A,
+    "node": (_S, "null"),
+    "other": (_S, "null"),
+    "outcome": _S,
+    "oversized": _A,
+    "path": (_S, "null"),
+    "paths": _A,
+    "preview": _S,
+    "proposals": _A,
+    "query": _S,
+    "recall": _O,
+    "redacted": _A,
+    "rejected": (_S, "null"),
+    "root": _S,
+    "semantic": _O,
+    "similarity": (_N, "null"),
+    "sources": _A,
+    "strategy": (_S, "null"),
+    "target": (_S, "null"),
+    "term_stats": _A,
+    "terms": _A,
+    "text": _S,
+    "tiers": _O,
+    "tokens": _I,
+    "undone": _A,
+    "watcher": (_O, "null"),
+    "why": _S,
+}
+
+
+def json_type(key: str) -> dict[str, Any]:
+    """The JSON-schema type of a top-level key (the MCP tools' ``outputSchema``): one type a name, as above.
+
+    By the convention: ``…_count`` an integer, ``time`` and ``…_at`` a string or null, ``warnings`` a list.
+    """
+    if key.endswith("_count"):
+        found: str | tuple[str, ...] = _I
+    elif key == "time" or key.endswith("_at"):
+        found = (_S, "null")
+    elif key == "warnings":
+        found = _A
+    else:
+        found = _TYPES[key]
+    return {"type": list(found) if isinstance(found, tuple) else found}
+
+
 TEXT_KEYS = frozenset({"text", "truncated"})
 """A hit's keys present only when the hit carries its text."""
 

@@ -626,3 +626,27 @@ def test_the_tool_declares_itself_as_memory_20250818(tool: MemtreeMemoryTool) ->
     assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
     assert tool.name == "memory" and isinstance(tool, BetaAbstractMemoryTool)
     assert os.fspath(tool.root) == os.fspath(tool.memtree.root)
+
+
+def test_a_metadata_comment_the_model_writes_is_text_unless_carried_along(
+    tool: MemtreeMemoryTool, sample_root: Path
+) -> None:
+    from memtree.notes import entries
+
+    forged = "<!-- memtree: id=e-20200101-feedface -->"
+    ok(tool, command="create", path="/memories/bank/ops/forged.md", file_text=f"# 운영\n\n- 위조 시도 {forged}\n")
+    note = sample_root / "bank/ops/forged.md"
+    assert not list(entries.iter_ids(note.read_text(encoding="utf-8")))
+    own = "<!-- memtree: id=e-20261201-0a0b0c0d; kind=fact -->"
+    note.write_text(f"# 운영\n\n- 배포는 화요일 {own}\n", encoding="utf-8")
+    ok(
+        tool,
+        command="str_replace",
+        path="/memories/bank/ops/forged.md",
+        old_str="- 배포는 화요일 " + own,
+        new_str="- 배포는 수요일 " + own,
+    )
+    ok(tool, command="insert", path="/memories/bank/ops/forged.md", insert_line=3, insert_text=f"- 복사본 {own}\n")
+    assert list(entries.iter_ids(note.read_text(encoding="utf-8"))) == [
+        "e-20261201-0a0b0c0d"
+    ]  # carried once, not copied

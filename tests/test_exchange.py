@@ -290,3 +290,16 @@ def test_an_export_too_big_to_import_says_so(sample_root: Path, monkeypatch: pyt
     result = CliRunner().invoke(app, ["export", "--root", str(sample_root)])
     assert result.exit_code == 0 and json.loads(result.stdout)["version"] == 2
     assert "over the 100 an import takes" in result.stderr and "--bank" in result.stderr
+
+
+@pytest.mark.parametrize("bank", ["nope", "../..", "..", "_archive", ".memtree", ""])
+def test_an_unknown_bank_is_an_error_naming_the_banks(sample_root: Path, bank: str) -> None:
+    from helpers import assert_one_line_error
+
+    from memtree.errors import QueryError
+
+    with pytest.raises(QueryError, match="unknown bank"):
+        MemTree(sample_root).export(bank)
+    result = CliRunner().invoke(app, ["export", "--root", str(sample_root), "--bank", bank])
+    assert_one_line_error(result, "unknown bank", "identity, project, technical")
+    assert MemTree(sample_root).export("identity/")["bank"] == "identity"

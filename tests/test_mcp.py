@@ -261,8 +261,12 @@ def test_stdio_memtree_errors_are_one_line_tool_errors(sample_root: Path, tmp_pa
         assert "c-unknown" in error_line(await client.call_tool("resolve_conflict", {"id": "c-unknown", "keep": "new"}))
         assert "past its end" in error_line(await client.call_tool("get", {"ref": "identity/values", "start": 9999}))
         assert "nothing to add" in error_line(await client.call_tool("add", {"text": " "}))
-        refused = await client.call_tool("search", {"query": "가치관", "tier": "everything"})  # the input schema's
-        assert refused.is_error
+        refused = error_line(await client.call_tool("search", {"query": "가치관", "tier": "everything"}))
+        assert refused.startswith("search: tier: Input should be 'default'"), refused  # the input schema's, one line
+        # a NUL byte anywhere: one line, no traceback on stderr (checked below)
+        assert "NUL byte" in error_line(await client.call_tool("get", {"ref": "bank/a\x00.md"}))
+        assert "NUL byte" in error_line(await client.call_tool("add", {"text": "사실", "to": "bank/a\x00b.md"}))
+        assert "NUL byte" in error_line(await client.call_tool("ingest", {"turns": [{"text": "a\x00"}]}))
         # the server keeps serving after every refusal
         assert (await call(client, "search", query="가치관"))["hits"]
 
@@ -443,6 +447,35 @@ def test_http_refuses_a_foreign_host(http_url: str, version: str) -> None:
     response = conn.getresponse()
     assert response.status == 421, response.read()
     conn.close()
+
+
+def test_arguments_are_checked_as_every_transport_checks_them_each_refusal_one_line(sample_root: Path) -> None:
+    from memtree.serve.verbs import MAX_ARGUMENT_CHARS
+
+    async def main() -> None:
+        async with Client(build_server(MemTree(sample_root))) as client:
+            unknown = error_line(await client.call_tool("search", {"query": "가치관", "limit": 3, "qurey": "x"}))
+            assert unknown.startswith("search: unknown argument 'limit', 'qurey' (known: query, k, tier"), unknown
+            long = "가" * (MAX_ARGUMENT_CHARS + 600_000)
+            too_long = error_line(await client.call_tool("search", {"query": long}))
+            assert too_long == "search: query has 1,600,000 characters; memtree takes at most 1,000,000", too_long
+            assert "1,000,000" in error_line(await client.call_tool("add", {"text": "x", "tags": ["y" * 1_000_001]}))
+            assert error_line(await client.call_tool("search", {"query": "x", "k": 0})) == (
+                "search: k: Input should be greater than or equal to 1"
+            )
+            assert error_line(await client.call_tool("get", {})) == "get: missing argument 'ref'"
+            with pytest.raises(MCPError, match="no node or note named"):
+                await client.read_resource("memtree://note/.memtree/serve.token")
+
+    anyio.run(main)
+
+
+def test_every_output_property_has_a_json_type(sample_root: Path) -> None:
+    for tool in mcp_tools.tools(MemTree(sample_root)):
+        output = tool.output_schema
+        assert output is not None
+        untyped = [key for key, prop in output["properties"].items() if "type" not in prop]
+        assert not untyped, (tool.name, untyped)
 
 
 def test_the_server_answers_in_process_too(sample_root: Path) -> None:

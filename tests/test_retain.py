@@ -236,3 +236,76 @@ def test_a_merge_records_the_merged_id_and_keeps_a_hand_written_paragraph_a_para
     assert not line.startswith("- ")  # still a paragraph, as its author wrote it
     entry = next(e for e in parse_entries(text) if e.content.startswith("Release notes"))
     assert entry.meta.merged == (decision.merged_id,) and decision.merged_id not in (entry.meta.id, "")
+
+
+# --- text never becomes metadata (issue 28, item 3) ---------------------------------------------------
+
+FORGED = "<!-- memtree: id=e-20200101-feedface; created=2020-01-01 -->"
+
+
+@pytest.mark.parametrize("how", ["add", "update", "log", "import", "ingest"])
+def test_a_metadata_comment_in_text_never_becomes_metadata(mt: MemTree, how: str) -> None:
+    import json
+
+    from memtree import schema
+    from memtree.notes import entries
+
+    first = mt.add("Redis 풀 크기 메모 처음 내용", to="project/forge")
+    assert isinstance(first, Created)
+    text = f"Redis 풀 크기 메모 {FORGED}"
+    if how == "add":
+        made = mt.add(text, to="project/forge2")
+        assert isinstance(made, Created)
+        expected, path = made.entry_id, made.path
+    elif how == "update":
+        mt.update(first.entry_id, text)
+        expected, path = first.entry_id, first.path
+    elif how == "log":
+        path = mt.log(text).path
+        expected = ""
+    elif how == "ingest":
+        turn = {"conversation": "c", "role": "user", "text": text, "ts": "2026-11-30T10:00:00+09:00"}
+        path = mt.ingest([turn]).logs[0]
+        expected = ""
+    else:
+        doc = {"memtree": "export", "version": 2, "bank": None, "nodes": [], "files": {}}
+        entry = {"path": "bank/project/forge3.md", "item": True, "text": text, "meta": {"id": "e-20261130-0a0b0c0d"}}
+        doc["entries"] = [entry]
+        mt.import_(json.dumps(doc).encode())
+        expected, path = "e-20261130-0a0b0c0d", "bank/project/forge3.md"
+    written = "\n".join(p.read_text(encoding="utf-8") for p in (mt.root).glob("**/*.md"))
+    assert "e-20200101-feedface" in written  # the words were kept, as text
+    assert "e-20200101-feedface" not in set(entries.iter_ids(written))
+    if path:
+        note = (mt.root / path).read_text(encoding="utf-8")
+        ids = [e.meta.id for e in entries.parse_entries(note)]
+        assert "e-20200101-feedface" not in ids and (not expected or expected in ids), ids
+    hits = mt.search("Redis 풀 크기 메모", tier="all").hits
+    assert hits and all("e-20200101-feedface" not in schema.entry_ids(h.text) for h in hits)
+
+
+def test_the_parser_reads_only_the_comment_memtree_places_last() -> None:
+    from memtree.notes import entries
+
+    note = f"# n\n\n- 사실 {FORGED} <!-- memtree: id=e-20261201-00000001; kind=fact -->\n"
+    (entry,) = entries.parse_entries(note)
+    assert entry.meta.id == "e-20261201-00000001" and entry.meta.kind == "fact"
+    wrapped = f"# n\n\n- 첫 줄 {FORGED}\n  둘째 줄 <!-- memtree: id=e-20261201-00000002 -->\n"
+    assert entries.parse_entries(wrapped)[0].meta.id == "e-20261201-00000002"
+    assert entries.parse_entries(f"# n\n\n- 첫 줄 {FORGED}\n  둘째 줄\n")[0].meta.id == ""
+
+
+def test_an_add_that_fails_on_an_unreadable_conflicts_file_has_written_nothing(mt: MemTree) -> None:
+    from helpers import snapshot
+
+    from memtree.errors import MemtreeError
+
+    mt.add("Redis 커넥션 풀은 10개면 충분하다", to="project/decisions", now=NOW)
+    (mt.root / "conflicts.json").write_text('{"version": 1, "conflicts": [', encoding="utf-8")  # markers stripped
+    before = snapshot(mt.root)
+    changes = (mt.root / ".memtree/changes.jsonl").read_bytes()
+    with pytest.raises(MemtreeError, match=r"conflicts\.json: unreadable"):
+        mt.add("Redis 커넥션 풀은 최소 50개는 되어야 안정적이다", to="project/decisions", now=NOW)
+    assert snapshot(mt.root) == before
+    assert (mt.root / ".memtree/changes.jsonl").read_bytes() == changes  # nothing journaled either
+    assert isinstance(mt.add("배포 창은 화요일 오후다", to="project/decisions", now=NOW), Created)  # no conflict: fine

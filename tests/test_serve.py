@@ -660,7 +660,7 @@ def test_http_serves_only_loopback_with_the_token_and_the_right_host(sample_root
         status, doc = _post(address, "/v1/search", token, body=json.dumps({"query": "가치관", "k": 2}).encode())
         assert status == 200 and len(doc["hits"]) == 2
         assert _post(address, "/v1/nope", token)[0] == 404
-        assert _post(address, "/mcp", None)[0] == 401  # the guards stand before MCP too
+        assert _post(address, "/mcp", None)[0] == 403  # the guards stand before MCP too
         hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
         initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
         status, doc = _post(address, "/mcp", token, body=json.dumps(initialize).encode())
@@ -670,6 +670,45 @@ def test_http_serves_only_loopback_with_the_token_and_the_right_host(sample_root
             assert status == 501
         else:
             assert status == 200 and doc["result"]["serverInfo"]["name"] == "memtree"
+
+
+def test_http_user_errors_are_400_and_a_missing_token_on_mcp_starts_no_oauth(sample_root: Path) -> None:
+    pytest.importorskip("uvicorn")
+    with serving(sample_root, "--http", "127.0.0.1:0"):
+        state = sample_root / store.STATE_DIR
+        address = json.loads((state / client.RECORD_FILE).read_text(encoding="utf-8"))["http"]
+        token = (state / client.TOKEN_FILE).read_text(encoding="ascii").strip()
+
+        def post(verb: str, args: dict[str, Any]) -> tuple[int, Any]:
+            status, doc = _post(address, f"/v1/{verb}", token, body=json.dumps(args).encode())
+            assert set(doc) == {"error", "kind"} or status == 200, doc
+            return status, doc
+
+        for verb, args in (
+            ("get", {"ref": "bank/a\u0000.md"}),
+            ("add", {"text": "사실", "to": "bank/a\u0000b.md"}),
+            ("add", {"text": "사실", "to": "bank/" + "x" * 300 + ".md"}),
+            ("search", {"query": "가" * 1_000_001}),
+            ("export", {"bank": "../.."}),
+            ("export", {"bank": "nope"}),
+            ("get", {"ref": ".memtree/serve.token"}),
+        ):
+            status, doc = post(verb, args)
+            assert status == 400 and "\n" not in doc["error"], (verb, status, doc)
+        assert post("export", {"bank": "identity"})[0] == 200
+        # /mcp without the token, or with a wrong one: 403 and a body naming the problem, no OAuth challenge
+        hostname, _, port = address.rpartition(":")
+        for given in (None, "wrong"):
+            conn = http.client.HTTPConnection(hostname, int(port), timeout=START_S)
+            headers = {"Host": address, "Content-Type": "application/json"}
+            headers |= {"Authorization": f"Bearer {given}"} if given else {}
+            conn.request("POST", "/mcp", body=b"{}", headers=headers)
+            reply = conn.getresponse()
+            body = json.loads(reply.read())
+            assert reply.status == 403 and reply.getheader("www-authenticate") is None
+            assert ("missing" if given is None else "wrong") in body["error"] and "serve.token" in body["error"]
+            conn.close()
+        assert _post(address, "/v1/ping", None)[0] == 401  # /v1 keeps HTTP's own challenge
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0:8765", "192.168.1.10:80", "example.com:80", "127.0.0.1"])

@@ -31,7 +31,7 @@ from memtree.errors import QueryError
 from memtree.lifecycle import cadence, extract, transcript, turnlog
 from memtree.lifecycle.cadence import Cycle, Logged
 from memtree.lifecycle.reflect import Proposal, known_provenance, provenance
-from memtree.notes import store
+from memtree.notes import entries, store
 from memtree.write import retain
 from memtree.write.journal import log_zone
 from memtree.write.verbs import add
@@ -170,7 +170,7 @@ def _log(
     for turn in new:
         number = numbers.get(turn.conversation, book.thread(turn.conversation).turns) + 1
         numbers[turn.conversation] = number
-        clean = sanitizer.sanitize(turn.text.strip()).text
+        clean = sanitizer.sanitize(entries.neutralize(turn.text.strip())).text
         where = turnlog.day_log(turn.ts, zone)
         drafts.append(Logged(turn.conversation, number, turn.role, clean, turn.ts, turn.key, where, 0))
     by_log: dict[str, list[int]] = {}

@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>[^\n]*?)-->[ \t]*$", re.MULTILINE)
-"""A memtree metadata comment at the end of a line."""
+META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>(?:(?!-->)[^\n])*)-->[ \t]*$", re.MULTILINE)
+"""A memtree metadata comment at the end of a line (its body holds no ``-->``: in ``x <!-- memtree: id=A -->
+<!-- memtree: id=B -->`` only the last comment is one)."""
+METADATA_LOOKALIKE = re.compile(r"<!--(?=[ \t]*memtree)", re.IGNORECASE)
+"""Where text from a person or an agent opens a comment memtree could read as its own (metadata, a split
+marker): :func:`neutralize` escapes each."""
+NEUTRALIZED = "&lt;!--"
+"""What a lookalike's ``<!--`` becomes: Markdown shows it as the ``<!--`` that was typed, and no parser reads it."""
 SPLIT_MARKER = "<!-- memtree:split -->"
 """Starts the index of children a split note keeps (memtree.write.split writes it)."""
 _FIELD_ORDER = ("id", "created", "tags", "kind", "source", "scope", "merged")
@@ -85,6 +92,36 @@ def parse_meta(body: str) -> EntryMeta:
     )
 
 
+def neutralize(text: str, keep: Counter[str] | None = None) -> str:
+    """``text`` with every metadata-looking comment made inert: text from users and agents never
+    becomes metadata (issue 28). The one rule every write of their words calls (add, update, import,
+    log, ingest, Claude's memory tool).
+
+    ``keep``: comments (exact text, with a count) that may stay — metadata memtree placed, which an
+    edit of Claude's memory tool carried along from the text it replaced.
+    """
+    if "<!--" not in text:
+        return text
+    left = Counter(keep) if keep else Counter[str]()
+    out, at = [], 0
+    for m in METADATA_LOOKALIKE.finditer(text):
+        whole = _COMMENT.match(text, m.start())
+        if whole is not None and left[whole.group(0)] > 0:
+            left[whole.group(0)] -= 1
+            continue
+        out += [text[at : m.start()], NEUTRALIZED]
+        at = m.end()
+    return "".join([*out, text[at:]])
+
+
+_COMMENT = re.compile(r"<!--[ \t]*memtree(?:(?!-->)[^\n])*-->", re.IGNORECASE)
+
+
+def comments(text: str) -> Counter[str]:
+    """The metadata-looking comments of ``text``, each with how often it occurs."""
+    return Counter(m.group(0) for m in _COMMENT.finditer(text)) if "<!--" in text else Counter()
+
+
 def strip_meta(text: str) -> str:
     """Text without memtree metadata comments (what is indexed, compared and shown)."""
     return META_RE.sub("", text) if "memtree:" in text else text
@@ -127,8 +164,10 @@ def parse_entries(note: str) -> list[Entry]:
         if kind not in ("item", "para") or s in index_lines:
             continue
         raw = "\n".join(lines[s : e + 1])
-        metas = [parse_meta(m.group("body")) for m in META_RE.finditer(raw)]
-        out.append(Entry(s + 1, e + 1, strip_meta(raw).rstrip(), metas[-1] if metas else EntryMeta(), kind == "item"))
+        # Why only the last line's: memtree places an entry's metadata there, last; a comment elsewhere is text
+        own = META_RE.search(lines[e])
+        meta = parse_meta(own.group("body")) if own else EntryMeta()
+        out.append(Entry(s + 1, e + 1, strip_meta(raw).rstrip(), meta, kind == "item"))
     return out
 
 
@@ -162,8 +201,10 @@ def normalize(text: str) -> str:
 
 
 def format_entry(content: str, meta: EntryMeta) -> str:
-    """An entry as written to a bank note: a list item, continuation lines indented, metadata last."""
-    lines = [ln.rstrip() for ln in content.strip().split("\n")]
+    """An entry as written to a bank note: a list item, continuation lines indented, metadata last.
+
+    The content's own metadata-looking comments are made inert (:func:`neutralize`)."""
+    lines = [ln.rstrip() for ln in neutralize(content).strip().split("\n")]
     text = "- " + "\n  ".join(ln for ln in lines)
     comment = meta.render()
     return f"{text} {comment}" if comment else text
@@ -171,9 +212,13 @@ def format_entry(content: str, meta: EntryMeta) -> str:
 
 def with_meta(entry: Entry, content: str, meta: EntryMeta) -> str:
     """``entry`` rewritten with ``content`` and ``meta``, keeping its form (list item or paragraph)."""
-    if entry.is_item:
-        return format_entry(content, meta)
+    return format_entry(content, meta) if entry.is_item else format_paragraph(content, meta)
+
+
+def format_paragraph(content: str, meta: EntryMeta) -> str:
+    """An entry written as a paragraph: its content (lookalike comments made inert), metadata last."""
     comment = meta.render()
+    content = neutralize(content)
     return f"{content} {comment}" if comment else content
 
 

@@ -94,8 +94,50 @@ def memtree_writes(rel: str) -> bool:
     """Whether memtree ever writes the root-relative ``rel``: a tier note (bank/_archive/'s too) or one of
     TRACKED_FILES. Why: a path read from ``.memtree/`` (the change journal undo follows) may be planted,
     and must not make memtree rewrite ``.git/hooks/pre-commit`` or a dotfile."""
+    return rel in TRACKED_FILES or _served_name(rel)
+
+
+def served(root: Path, rel: str) -> Path | None:
+    """The real file of the tier note ``rel`` names, or None: the one rule of what memtree serves.
+
+    Every read verb (get, the MCP resources, the viewer's API, Claude's memory tool) and
+    :func:`walk` (so search, context and export) serve a file only when its name is a note's
+    (:func:`note_path`, or a note of bank/_archive/) and its real location, symlinks followed, is
+    a Markdown file of the root with nothing hidden on its way. Why the real location:
+    ``bank/x.md → ../.memtree/serve.token`` would otherwise serve the daemon's token; never
+    ``.git/config``, ``memtree.yaml``, ``.memtree/``, a hidden file, or a file that is not Markdown.
+    """
+    if not _served_name(rel):
+        return None
+    base = os.path.realpath(root)
+    try:
+        real = os.path.realpath(os.path.join(base, rel), strict=True)
+    except (OSError, ValueError):  # missing, a loop, a NUL byte, a name too long
+        return None
+    if not _served_real(base, real) or not os.path.isfile(real):
+        return None
+    return Path(real)
+
+
+def _served_name(rel: str) -> bool:
+    """Whether ``rel`` names a note of the tiers or of bank/_archive/ (forgotten entries, kept)."""
     archive = f"bank/{ARCHIVE_DIR}/"
-    return rel in TRACKED_FILES or note_path(f"bank/{rel[len(archive) :]}" if rel.startswith(archive) else rel)
+    return note_path(f"bank/{rel[len(archive) :]}" if rel.startswith(archive) else rel)
+
+
+def _served_real(base: str, real: str, folder: bool = False) -> bool:
+    """Whether ``real``, where a symlink of a tier leads, may be served: inside the real root ``base``,
+    nothing hidden or ignored on its way (``.memtree/``, ``.git/``), and a note's suffix unless a folder.
+
+    Why not only the tiers: a folder of notes elsewhere in the root linked into bank/ is the user's own
+    choice (``bank/shared → ../shared``); the daemon's token, git's config and the settings never are.
+    """
+    if not _within(base, real) or real == base:
+        return False
+    parts = os.path.relpath(real, base).split(os.sep)
+    if any(p.startswith(_IGNORED_PREFIXES) or p.endswith(_IGNORED_SUFFIXES) for p in parts):
+        return False
+    return folder or parts[-1].endswith(NOTE_SUFFIXES)
 
 
 class Listings:
@@ -147,8 +189,12 @@ def walk(
         top = os.path.join(root, tier)
         if not os.path.isdir(top):
             continue
-        if not _within(base, os.path.realpath(top)):
+        real_top = os.path.realpath(top)
+        if not _within(base, real_top):
             warnings.append(f"{tier}: skipped, a symlink leading outside the memory root")
+            continue
+        if real_top != os.path.join(base, tier) and not _served_real(base, real_top, folder=True):
+            warnings.append(f"{tier}: skipped, a symlink to a hidden folder")
             continue
         seen: set[tuple[int, int]] = set()
         stack = [(top, tier)]
@@ -188,8 +234,13 @@ def walk(
                     if entry.is_symlink():
                         listed = None
                         # Why: a link to /etc/passwd or /usr must never be read, listed or written through
-                        if not _within(base, os.path.realpath(entry.path)):
+                        real = os.path.realpath(entry.path)
+                        if not _within(base, real):
                             warnings.append(f"{child}: skipped, a symlink leading outside the memory root")
+                            continue
+                        # nor one to .memtree/serve.token, .git/config or memtree.yaml (:func:`served`)
+                        if not _served_real(base, real, os.path.isdir(real)):
+                            warnings.append(f"{child}: skipped, a symlink to a hidden file or one that is not a note")
                             continue
                     if entry.is_dir():
                         stack.append((entry.path, child))

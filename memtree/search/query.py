@@ -199,10 +199,13 @@ def get(state: RootState, ref: str, now: datetime) -> Note:
         children = ", ".join(node.children) or "none"
         raise QueryError(f"node '{node.id}' is a category with no file; its children: {children}")
     path = node.path if node is not None and node.path else ref
-    treemod.check_path(path, "get")
-    full = (state.root / path).resolve()
-    if not full.is_relative_to(state.root) or not full.is_file():
-        raise QueryError(f"no node or note named {ref!r} in {state.root}")
+    # Why one rule (store.served): get must never hand out .memtree/serve.token, .git/config or memtree.yaml
+    full = store.served(state.root, path)
+    if full is None:
+        raise QueryError(
+            f"no node or note named {ref[:200]!r} in {state.root} "
+            "(memtree serves the Markdown notes of bank/, memory/ and recall/)"
+        )
     node = node or tree.by_path.get(path)
     try:
         body = store.read_note(full)

@@ -50,6 +50,7 @@ except ImportError as exc:  # one line that says what to install, not a bare "No
 from memtree.api import MemTree, clock
 from memtree.errors import MemtreeError, TreeError
 from memtree.lifecycle.aging import archive_path
+from memtree.notes import store
 from memtree.serve import claude_memory_commands as commands
 from memtree.serve import claude_memory_files as files
 from memtree.serve import claude_memory_moves as moves
@@ -114,8 +115,10 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
             except TreeError as exc:
                 tree = str(exc)
             return view.directory(self.root, target, tree)
-        if target.full.is_file():
+        if target.full.is_file() and store.served(self.root, target.rel) is not None:
             return view.file(self.root, target, command.path, command.view_range)
+        if target.full.is_file():  # not a note (store.served): it does not exist for the model
+            raise Refused(f"The path {command.path} does not exist. Please provide a valid path.")
         if os.path.lexists(target.full):
             raise Refused(f"Unsupported file type for {command.path}")
         raise Refused(f"The path {command.path} does not exist. Please provide a valid path.")
@@ -204,6 +207,8 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
             raise Refused(f"The path {path} does not exist. Please provide a valid path.")
         if not target.full.is_file():
             raise Refused(f"The path {path} is not a file.")
+        if store.served(self.root, target.rel) is None:
+            raise Refused(f"The path {path} does not exist. Please provide a valid path.")
         return target
 
     def _report(self, written: files.Written) -> list[str]:

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from memtree.api import MemTree
 from memtree.errors import ChangedOnDisk, MemtreeError
-from memtree.notes import store
+from memtree.notes import entries, store
 from memtree.serve import claude_memory_tree as treeops
 from memtree.serve.claude_memory_paths import Refused, Target
 from memtree.write.retain import sanitizer_for
@@ -50,7 +50,7 @@ def create(mt: MemTree, target: Target, text: str, now: datetime) -> Written:
     if os.path.lexists(target.full):
         raise Refused(f"File {path} already exists")
     _check_size(mt, target, text)
-    clean = sanitizer_for(mt.settings).sanitize(text)
+    clean = sanitizer_for(mt.settings).sanitize(entries.neutralize(text))  # a new note holds no metadata yet
     with store.write_lock(root), recording(mt.state, JOURNAL_COMMAND.format("create"), now, summary=path):
         snap = store.read(root, target.rel)
         if snap.exists:
@@ -71,7 +71,9 @@ def edit(mt: MemTree, target: Target, change: Edit, now: datetime, command: str)
             snap = store.read(root, target.rel)
             if not snap.exists:
                 raise Refused(f"The path {path} does not exist. Please provide a valid path.")
-            new, start, end = change(note_text(snap, path))
+            before = note_text(snap, path)
+            new, start, end = change(before)
+            new, end = own_metadata_only(before, new, start, end)
             clean, kinds = redact_span(sanitizer, new, start, end)
             _check_size(mt, target, clean)
             if clean.encode() == snap.data:
@@ -92,6 +94,21 @@ def note_text(snap: store.Snapshot, path: str) -> str:
         return snap.text
     except UnicodeDecodeError:
         raise Refused(f"The file {path} is not UTF-8 text; the memory tool serves Markdown notes") from None
+
+
+def own_metadata_only(before: str, new: str, start: int, end: int) -> tuple[str, int]:
+    """``new`` with the metadata comments the model wrote in ``[start, end)`` made inert, but those it
+    carried along from the text it replaced (as often as that text had them); and the span's new end.
+
+    Why: a model copying an entry's ``<!-- memtree: id=… -->`` elsewhere would give two entries one id.
+    """
+    span = new[start:end]
+    if "<!--" not in span:
+        return new, end
+    outside = entries.comments(new[:start]) + entries.comments(new[end:])
+    carried = entries.comments(before) - outside
+    fixed = entries.neutralize(span, carried)
+    return new[:start] + fixed + new[end:], start + len(fixed)
 
 
 def redact_span(sanitizer: Sanitizer, text: str, start: int, end: int) -> tuple[str, tuple[str, ...]]:

@@ -61,7 +61,7 @@ def directory(root: Path, target: Target, tree: Tree | str) -> str:
                 items.append((st.st_size, child + "/", False))
                 if depth < LISTING_DEPTH:
                     collect(real, child, depth + 1)
-            elif os.path.isfile(real):
+            elif store.served(root, child) is not None:  # only notes: a .env or a key file is never listed
                 items.append((st.st_size, child, True))
 
     collect(target.full, target.rel, 1)

@@ -3,7 +3,8 @@
 Three guards stand before every request, MCP's included: the listener binds a loopback address
 only; a request whose Host header is not that address (or ``localhost``) at that port is refused
 (403: a web page's DNS-rebinding trick cannot reach it); and it must carry ``Authorization:
-Bearer <token>`` (401 otherwise), the token being made with ``secrets`` and kept, 0600, in
+Bearer <token>`` (401 otherwise; 403 on ``/mcp``, so that MCP clients show memtree's line rather
+than start an OAuth flow), the token being made with ``secrets`` and kept, 0600, in
 ``.memtree/serve.token`` — printed nowhere else. Bodies over the request cap get 413.
 
 starlette and uvicorn come with the ``mcp`` extra (``pip install 'memtree[mcp]'``); ``/mcp`` is
@@ -31,6 +32,7 @@ from memtree.serve import client
 TOKEN_BYTES = 32
 """Random bytes in a token (``secrets.token_urlsafe``: 43 characters)."""
 START_TIMEOUT_S = 10.0
+MCP_PATH = "/mcp"
 Answer = Callable[[str, bytes], tuple[int, bytes]]
 """The daemon's side: (verb, request body) → (HTTP status, JSON answer line)."""
 
@@ -101,8 +103,18 @@ class Guard:
             return
         scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
         if scheme.lower() != b"bearer" or not secrets.compare_digest(given.strip(), self.token):
-            why = f"missing or wrong bearer token (Authorization: Bearer <the token in {client.STATE_DIR}/serve.token>)"
-            await _refuse(send, 401, why, "Unauthorized", ((b"www-authenticate", b"Bearer"),))
+            problem = "missing" if not given.strip() else "wrong"
+            why = (
+                f"memtree: {problem} bearer token: send Authorization: Bearer <the token in "
+                f"{client.STATE_DIR}/serve.token> (memtree uses no OAuth)"
+            )
+            # Why 403 without a challenge on /mcp: on a 401 the MCP Inspector and Claude Code start
+            # OAuth discovery and show its failure ("Interactive OAuth requires a TTY"), never this line;
+            # a 403's body they show as it is. /v1 keeps HTTP's own 401 and its Bearer challenge.
+            if scope.get("path", "").rstrip("/") == MCP_PATH:
+                await _refuse(send, 403, why, "Unauthorized")
+            else:
+                await _refuse(send, 401, why, "Unauthorized", ((b"www-authenticate", b"Bearer"),))
             return
         await self.app(scope, receive, send)
 
@@ -156,7 +168,7 @@ def build_app(answer: Answer, mt: Any, hosts: frozenset[str], secret: str, log: 
 
     routes = [
         Route("/v1/{verb}", v1, methods=["POST"]),
-        Route("/mcp", mcp_app) if mcp_app is not None else Route("/mcp", no_mcp, methods=["GET", "POST", "DELETE"]),
+        Route(MCP_PATH, mcp_app) if mcp_app is not None else Route(MCP_PATH, no_mcp, methods=["GET", "POST", "DELETE"]),
     ]
     guarded = Guard(Starlette(routes=routes, lifespan=lifespan), hosts, secret)
     # --- viewer hook (issue 15): /view/… in front, with its own guards (memtree.serve.viewer) ---

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memtree import __version__
 from memtree.api import MemTree
 from memtree.errors import MemtreeError
+from memtree.serve import verbs
 from memtree.serve.mcp_tools import one_line, tools
 
 __all__ = ["build_server", "http_app", "serve_stdio"]
@@ -58,9 +59,12 @@ def build_server(mt: MemTree) -> MCPServer[Any]:
         mime_type="text/markdown",
     )
     def note(ref: str) -> str:
+        problem = verbs.argument_problem("note", "ref", ref)
+        if problem:
+            raise ResourceNotFoundError(problem)
         try:
             return mt.get(ref).text
-        except MemtreeError as exc:
+        except (MemtreeError, ValueError) as exc:
             raise ResourceNotFoundError(one_line(exc)) from None
 
     return server

@@ -16,11 +16,12 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from memtree import schema
 from memtree.api import MemTree, Note
 from memtree.errors import MemtreeError, QueryError
+from memtree.serve import verbs
 from memtree.write.retain import MAX_TAGS
 
 # The choices memtree accepts; tests/test_mcp.py holds each to its home (TIER_CHOICES, KINDS, SOURCES, KEEP).
@@ -255,17 +256,56 @@ def tools(mt: MemTree) -> list[Tool]:
     ]
 
 
+class MemtreeTool(Tool):
+    """An SDK tool whose arguments are checked first as every transport checks them, each refusal one line.
+
+    Why: the SDK drops an argument it does not know, takes a string of any length, and reports a
+    bad argument as pydantic's four lines and a URL. Here an unknown argument is refused by name,
+    a string over memtree.serve.verbs' limit (or with a NUL byte) too, and a value of the wrong
+    type or range is named with the rule it breaks: ``search: k: Input should be greater than or equal to 1``.
+    """
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        known = self.parameters.get("properties", {})
+        unknown = sorted(str(name)[:40] for name in arguments if name not in known)
+        if unknown:
+            listed = ", ".join(known) or "none"
+            raise ToolError(f"{self.name}: unknown argument {', '.join(map(repr, unknown))} (known: {listed})")
+        for name, value in arguments.items():
+            problem = verbs.argument_problem(self.name, name, value)
+            if problem:
+                raise ToolError(problem)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_invalid(self.name, exc.__cause__)) from None
+            raise
+
+
+def _invalid(tool: str, exc: ValidationError) -> str:
+    """pydantic's errors as one line: the argument, what it must be (and how many more there are)."""
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"]) or "arguments"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if first["type"] == "missing":
+        return f"{tool}: missing argument {where!r}{more}"
+    return f"{tool}: {where}: {first['msg']}{more}"
+
+
 def _tool(fn: Callable[..., dict[str, Any]], shape: str, title: str, doc: str, hints: ToolAnnotations) -> Tool:
     """A tool whose output schema names the keys of memtree.schema's ``shape`` (schema.KEYS)."""
     hints = hints.model_copy(update={"title": title})
-    tool = Tool.from_function(fn, title=title, description=doc, annotations=hints, structured_output=True)
+    made = Tool.from_function(fn, title=title, description=doc, annotations=hints, structured_output=True)
+    tool = MemtreeTool(**dict(made))
     # Why: a dict return publishes only {"type": "object"}; the keys tell a client what comes back.
     # (FuncMetadata's fields are read live, so the schema set here is the one listed and checked.)
     keys = sorted(schema.KEYS[shape])
     tool.fn_metadata.output_schema = {
         "type": "object",
         "title": f"memtree {shape}",
-        "properties": {key: {} for key in keys},
+        "properties": {key: schema.json_type(key) for key in keys},
         "required": keys,
     }
     return tool
@@ -276,6 +316,10 @@ def _answer(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     try:
         return call()
     except MemtreeError as exc:
+        raise ToolError(one_line(exc)) from None
+    except (ValueError, OSError) as exc:  # the caller's input (a name too long): one line, no traceback
+        if verbs.status_of(exc) != 400:
+            raise
         raise ToolError(one_line(exc)) from None
 
 

@@ -2,7 +2,8 @@
 
 Each verb is one MemTree call with typed, checked arguments (the names the CLI's options have);
 its answer is the object the CLI prints with ``--json``. Anything wrong with a request — not an
-object, an unknown verb or argument, a wrong type, a string over ``MAX_ARGUMENT_CHARS`` — is a
+object, an unknown verb or argument, a wrong type, a string over ``MAX_ARGUMENT_CHARS`` or with a NUL
+byte (:func:`argument_problem`, which MCP's tools call too) — is a
 :class:`BadRequest`, answered as ``{"error": "<one line>", "kind": "BadRequest"}``; a memtree
 error is answered the same way with its class as ``kind``. The Unix socket and ``POST /v1/<verb>``
 (memtree.serve.http) both answer through :func:`call`.
@@ -10,13 +11,14 @@ error is answered the same way with its class as ``kind``. The Unix socket and `
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtree import schema
-from memtree.errors import MemtreeError
+from memtree.errors import MemtreeError, OutsideRoot, QueryError
 
 if TYPE_CHECKING:
     from memtree.api import MemTree
@@ -232,9 +234,63 @@ def _check(verb: str, name: str, value: object, param: Param) -> None:
     if not ok:
         wanted = " or ".join("list of strings" if t is list else t.__name__ for t in param.types)
         raise BadRequest(f"{verb}: {name} must be {wanted}, got {type(value).__name__}")
-    size = sum(map(len, value)) if isinstance(value, list) else len(value) if isinstance(value, str) else 0
+    problem = argument_problem(verb, name, value)
+    if problem:
+        raise BadRequest(problem)
+
+
+def argument_problem(verb: str, name: str, value: object) -> str | None:
+    """Why a value can be no argument of any transport's (socket, /v1, MCP), in one line; None if it can.
+
+    The one home of the limits: at most ``MAX_ARGUMENT_CHARS`` characters in all its strings (a
+    list's or an object's together), and no NUL byte (no file name or text holds one).
+    """
+    size = _chars(value)
     if size > MAX_ARGUMENT_CHARS:
-        raise BadRequest(f"{verb}: {name} has {size:,} characters; the daemon takes at most {MAX_ARGUMENT_CHARS:,}")
+        return f"{verb}: {name} has {size:,} characters; memtree takes at most {MAX_ARGUMENT_CHARS:,}"
+    if _has_nul(value):
+        return f"{verb}: {name} holds a NUL byte (\\x00), which no name or text of memory may hold"
+    return None
+
+
+def _chars(value: object) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list):
+        return sum(map(_chars, value))
+    if isinstance(value, dict):
+        return sum(_chars(k) + _chars(v) for k, v in value.items())
+    return 0
+
+
+def _has_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list):
+        return any(map(_has_nul, value))
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return False
+
+
+INPUT_ERRORS: tuple[type[BaseException], ...] = (BadRequest, QueryError, OutsideRoot, ValueError)
+"""What the caller's input caused: HTTP 400 (an unknown verb 404), an MCP tool error, never a traceback.
+
+Why ValueError: the standard library raises it for input no check foresaw (``embedded null byte``)."""
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of a failed request: 404 an unknown verb, 400 bad input, 422 another memtree
+    error (the request was understood; the memory's state refuses it), 500 a bug."""
+    if isinstance(exc, UnknownVerb):
+        return 404
+    if isinstance(exc, INPUT_ERRORS) or (isinstance(exc, OSError) and exc.errno in _INPUT_ERRNOS):
+        return 400
+    return 422 if isinstance(exc, MemtreeError) else 500
+
+
+_INPUT_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EINVAL, errno.EILSEQ})
+"""OSErrors a name given by the caller causes (too long, invalid), not the machine."""
 
 
 def error(exc: BaseException) -> Json:

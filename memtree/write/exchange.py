@@ -30,6 +30,7 @@ that a round trip stays byte for byte (tests/test_exchange.py).
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,8 +74,10 @@ class Imported:
 
 
 def export(root: Path, bank: str | None = None) -> dict[str, Any]:
-    """The export document of a root (or of one bank: a top-level folder of bank/)."""
-    prefix = f"bank/{bank.strip('/')}/" if bank else "bank/"
+    """The export document of a root (or of one bank: a top-level folder of bank/; QueryError for another name)."""
+    if bank is not None:
+        bank = known_bank(root, bank)
+    prefix = f"bank/{bank}/" if bank else "bank/"
     disk, _ = store.walk(root, ("bank",))
     out = []
     for f in disk:
@@ -89,8 +92,21 @@ def export(root: Path, bank: str | None = None) -> dict[str, Any]:
             out.append({"path": f.path, "item": e.is_item, "text": e.content, "meta": meta})
     tree = treemod.load(root, check_files=False)
     nodes = [n.to_json() for n in tree.nodes if bank is None or _in_bank(n, prefix)]
-    files = _files(root, bank.strip("/") if bank else None)
+    files = _files(root, bank)
     return {"memtree": "export", "version": FORMAT, "bank": bank, "nodes": nodes, "entries": out, "files": files}
+
+
+def known_bank(root: Path, name: str) -> str:
+    """``name`` as a bank of ``root`` (a top-level folder of bank/), or QueryError naming the banks there are."""
+    wanted = name.strip("/")
+    folder = root / "bank"
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.is_dir() and not store.ignored(e.name))
+    except OSError:
+        names = []
+    if wanted not in names:
+        raise QueryError(f"unknown bank {name[:80]!r}: the banks of this memory are {', '.join(names) or 'none yet'}")
+    return wanted
 
 
 def _files(root: Path, bank: str | None) -> dict[str, str]:
@@ -349,7 +365,8 @@ def import_(root: Path, doc: dict[str, Any], custom_patterns: Any = (), dry_run:
                 if path not in restored:  # an entry of a restored note was counted with it
                     skipped += 1
                 continue
-            text = entries.format_entry(clean.text, meta) if e.get("item", True) else _paragraph(clean.text, meta)
+            item = bool(e.get("item", True))
+            text = entries.format_entry(clean.text, meta) if item else entries.format_paragraph(clean.text, meta)
             texts[path] = _append(texts[path], text, bool(e.get("item", True)), Path(path).stem)
             known_ids.update(i for i in (meta.id, *meta.merged) if i)
             written += 1
@@ -493,11 +510,6 @@ def _meta_from(raw: dict[str, Any]) -> entries.EntryMeta:
     return entries.EntryMeta(
         text("id"), text("created"), items("tags"), text("kind"), text("source"), text("scope"), items("merged"), extra
     )
-
-
-def _paragraph(content: str, meta: entries.EntryMeta) -> str:
-    comment = meta.render()
-    return f"{content} {comment}" if comment else content
 
 
 def _append(note: str, text: str, item: bool, heading: str) -> str:

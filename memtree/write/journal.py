@@ -20,7 +20,7 @@ from pathlib import Path
 
 from memtree.config import Settings, zone_of
 from memtree.errors import QueryError
-from memtree.notes import store
+from memtree.notes import entries, store
 from memtree.write import retain
 
 MEMORY_TIER = "memory"
@@ -70,7 +70,7 @@ def append(root: Path, raw: str, settings: Settings, now: datetime, source: str 
     limit = retain.MANUAL_MAX_CHARS if source == "manual" else retain.AUTO_MAX_CHARS
     if len(body) > limit:
         raise QueryError(f"the text has {len(body):,} characters; {source} log lines take at most {limit:,}")
-    clean = retain.sanitizer_for(settings).sanitize(body)
+    clean = retain.sanitizer_for(settings).sanitize(entries.neutralize(body))
     lines = clean.text.split("\n")
     entry = f"- {stated or format(now, '%H:%M')} " + "\n  ".join(ln.rstrip() for ln in lines) + "\n"
     rel = log_path(now)

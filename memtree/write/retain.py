@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from memtree.config import Settings
-from memtree.errors import ChangedOnDisk, QueryError, TreeError
+from memtree.errors import ChangedOnDisk, MemtreeError, QueryError, TreeError
 from memtree.notes import entries, store
 from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
@@ -401,17 +401,27 @@ def _retain_once(
             )
         else:
             decision = Created(entry_id=entry_id, similarity=round(score, 4), **common)
+    # Why first: a write that reports failure has written nothing, so every other file this one
+    # needs is read before the note is touched (an unreadable conflicts.json or tree-index.json)
+    if isinstance(decision, Conflict):
+        conflict_store.load(root)
+    if target.new_nodes:
+        _reload_tree(root, Tree())
     if dry_run:
         return decision
     store.save(root, snap, new_note.encode("utf-8"))
-    if target.new_nodes:
-        from memtree.notes.tree import update
+    try:
+        if target.new_nodes:
+            from memtree.notes.tree import update
 
-        update(root, lambda current: with_nodes(current, target.new_nodes))
-    if isinstance(decision, Conflict) and match is not None:
-        new_side = conflict_store.Side(target.path, entry_id, content)
-        old_side = conflict_store.Side(target.path, match.meta.id, match.content)
-        decision = replace(decision, conflict_id=conflict_store.open_conflict(root, new_side, old_side, score, now))
+            update(root, lambda current: with_nodes(current, target.new_nodes))
+        if isinstance(decision, Conflict) and match is not None:
+            new_side = conflict_store.Side(target.path, entry_id, content)
+            old_side = conflict_store.Side(target.path, match.meta.id, match.content)
+            cid = conflict_store.open_conflict(root, new_side, old_side, score, now)
+            decision = replace(decision, conflict_id=cid)
+    except MemtreeError as exc:  # changed since it was read just now: the entry is written, and the error says so
+        raise MemtreeError(f"entry {entry_id} was written to {target.path}, but then: {exc}") from None
     return decision
 
 
