@@ -248,6 +248,11 @@ class MemTree:
         with self.state.lock:
             return write.sweep(self.state)
 
+    def repair_splits(self, now: datetime | None = None) -> list[str]:
+        """Settle a split a killed writer left halfway and remove the copies one left; what was done."""
+        with self.state.lock:
+            return write.repair_splits(self.state, now or clock())
+
     def export(self, bank: str | None = None) -> dict[str, Any]:
         """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
         with self.state.lock:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memtree.errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
-from memtree.notes import recorder
+from memtree.notes import intent, recorder
 
 TIERS = ("recall", "bank", "memory")
 """Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
@@ -343,6 +343,21 @@ def _acquire(root: Path) -> None:
         raise
     depth[key] = 1
     _held.fds[key] = fd
+    if intent.pending(key):  # a writer was killed mid-split: settle it before anything else is written
+        with _recovered_lock:
+            _recovered.extend(intent.recover(Path(key)))
+
+
+_recovered: list[str] = []
+_recovered_lock = threading.Lock()
+
+
+def recovered() -> list[str]:
+    """What the write lock's holders settled of writes killed halfway (interrupted splits) since last asked."""
+    with _recovered_lock:
+        out = list(_recovered)
+        _recovered.clear()
+    return out
 
 
 def _release(root: Path) -> None:

@@ -248,6 +248,25 @@ def sweep(state: RootState) -> list[str]:
     return store.sweep(state.root)
 
 
+def repair_splits(state: RootState, now: datetime | None = None) -> list[str]:
+    """Settle a split a killed writer left halfway, and remove the copies one left by older memtree
+    (memtree.write.check.split_copies); returns what was done, one line each."""
+    from memtree.write.check import split_copies
+
+    done: list[str] = []
+    with store.write_lock(state.root), recording(state, "check --fix", now, summary="interrupted split repaired"):
+        done += store.recovered()  # taking the lock settled an interrupted split
+        disk, _ = store.walk(state.root, ("bank",))
+        for copy, source in split_copies(state.root, [f.path for f in disk]):
+            with contextlib.suppress(ChangedOnDisk):
+                store.remove(state.root, store.read(state.root, copy))
+                done.append(f"removed {copy}, a copy left by an interrupted split of {source}")
+    if done:
+        state.forget_tree()
+        state.refresh()
+    return done
+
+
 def split(
     state: RootState, path: str | None = None, max_bytes: int | None = None, now: datetime | None = None
 ) -> list[SplitResult]:
