@@ -8,6 +8,7 @@ import json
 import logging
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -651,3 +652,51 @@ def test_concurrent_adds_lose_nothing_and_journal_in_the_order_they_landed(tmp_p
     assert previous == changes.digest((root / "bank/facts.md").read_bytes())
     mt_of(root).undo(3, now=NOW)
     assert len(entries.parse_entries((root / "bank/facts.md").read_text(encoding="utf-8"))) == WRITERS * ADDS - 3
+
+
+# --- the journal is written ahead ----------------------------------------------------------------------
+
+_KILLED_BEFORE_ITS_LINE = """
+import os, signal, sys
+from datetime import datetime
+from memtree import MemTree
+from memtree.notes import recorder
+
+def die(*args, **kwargs):  # the note is written: die before its journal line is
+    os.kill(os.getpid(), signal.SIGKILL)
+
+recorder.append = die
+MemTree(sys.argv[1], refresh_interval=0).add(sys.argv[2], to="ops", now=datetime.fromisoformat(sys.argv[3]))
+"""
+
+
+def _killed_add(root: Path, text: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_ITS_LINE, str(root), text, NOW.isoformat()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr.decode()
+
+
+def test_a_write_killed_before_its_journal_line_is_journaled_by_the_next_writer(root: Path) -> None:
+    mt_of(root).add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    _killed_add(root, "타임아웃은 30초로 정했다")
+    assert "타임아웃은 30초로 정했다" in (root / "bank/ops.md").read_text(encoding="utf-8")  # it landed
+    assert len(journal(root)) == 1
+    undone = mt_of(root).undo(2, now=NOW)  # the killed add is journaled first, so both are undone
+    assert [c.command for c in undone.undone] == ["add", "add"]
+    assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
+    assert not (root / ".memtree" / changes.PENDING_FILE).exists()
+
+
+def test_a_write_ahead_record_whose_write_never_landed_is_dropped(root: Path) -> None:
+    mt_of(root).add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    written = (root / "bank/ops.md").read_bytes()
+    f = recorder._file_change("bank/ops.md", written, written + b"- never written\n")
+    changes.write_ahead(root, "killed", "add", NOW.isoformat(), f)  # killed right after this
+    with store.write_lock(root):
+        pass
+    assert commands(root) == ["add"] and not (root / ".memtree" / changes.PENDING_FILE).exists()
+    mt_of(root).undo(now=NOW)
+    assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS

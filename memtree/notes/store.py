@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memtree.errors import ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
-from memtree.notes import intent, recorder
+from memtree.notes import changes, intent, recorder
 
 TIERS = ("recall", "bank", "memory")
 """Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
@@ -346,6 +346,8 @@ def _acquire(root: Path) -> None:
     if intent.pending(key):  # a writer was killed mid-split: settle it before anything else is written
         with _recovered_lock:
             _recovered.extend(intent.recover(Path(key)))
+    if changes.has_pending(key):  # … or before its journal line: journal what it wrote
+        recorder.recover(key)
 
 
 _recovered: list[str] = []
@@ -533,6 +535,7 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
                 os.fsync(fd)
         os.close(fd)
         fd = -1
+        recorder.saving(root, path, current, written)  # the journal is written ahead
         os.replace(tmp, path)
     except BaseException as exc:
         if fd >= 0:
@@ -587,6 +590,7 @@ def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> 
             before = f.read()
         if not before.startswith(snap.data or b""):
             return None  # not a pure growth of what memtree read: the rename path decides
+        recorder.saving(root, snap.path, before, before + tail)
         try:
             _write_all(fd, tail)
             if durable:
@@ -615,6 +619,7 @@ def remove(root: Path, snap: Snapshot) -> bool:
         raise refused(snap.rel, exc) from None
     if current != snap.data:
         raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was removed")
+    recorder.saving(root, snap.path, current, None)
     try:
         os.unlink(snap.path)
     except FileNotFoundError:
