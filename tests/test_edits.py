@@ -52,8 +52,8 @@ def mt_of(root: Path) -> MemTree:
     return MemTree(root, refresh_interval=0)
 
 
-def cli(*args: str, stdin: str | None = None) -> Any:
-    return CliRunner().invoke(app, list(args), input=stdin)
+def cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(app, list(args), input=stdin, env=env)
 
 
 def cli_json(root: Path, *args: str) -> dict[str, Any]:
@@ -700,3 +700,48 @@ def test_a_write_ahead_record_whose_write_never_landed_is_dropped(root: Path) ->
     assert commands(root) == ["add"] and not (root / ".memtree" / changes.PENDING_FILE).exists()
     mt_of(root).undo(now=NOW)
     assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
+
+
+# --- undo takes the caller's own change ----------------------------------------------------------------
+
+
+def test_undo_takes_the_callers_own_change_and_keeps_a_later_one_by_someone_else(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    b = MemTree(root, refresh_interval=0, actor="writer-b")
+    mine = a.add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    theirs = b.add("타임아웃은 30초로 정했다", to="ops", now=NOW)
+    done = a.undo(now=NOW)
+    assert [c.actor for c in done.undone] == ["writer-a"]
+    text = (root / "bank/ops.md").read_text(encoding="utf-8")
+    assert theirs.entry_id in text and mine.entry_id not in text
+    assert text == OPS + text[len(OPS) :] and text.count("\n") == OPS.count("\n") + 1  # only b's line added
+    [change] = [c for c in journal(root) if c.command == "undo"]
+    assert change.actor == "writer-a" and change.undoes == (journal(root)[0].id,)
+    a.undo(now=NOW)  # a's undo of its undo redoes its add, b's line still kept
+    text = (root / "bank/ops.md").read_text(encoding="utf-8")
+    assert mine.entry_id in text and theirs.entry_id in text
+
+
+def test_undo_is_refused_when_a_later_change_by_someone_else_touches_the_same_entry(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    b = MemTree(root, refresh_interval=0, actor="writer-b")
+    mine = a.add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    assert mine.entry_id is not None
+    b.update(mine.entry_id, "Redis 연결 풀은 80으로 올렸다", now=NOW)
+    before = snapshot(root)
+    result = cli("undo", "--root", str(root), env={"MEMTREE_ACTOR": "writer-a"})
+    assert_one_line_error(result, "a later change by writer-b", "nothing was written")
+    assert snapshot(root) == before
+
+
+def test_undo_by_id_and_an_actor_with_nothing_journaled(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    a.add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    assert_one_line_error(
+        cli("undo", "--root", str(root), env={"MEMTREE_ACTOR": "writer-c"}), "no memtree write by writer-c"
+    )
+    [change] = journal(root)
+    result = cli("undo", "--id", change.id, "--root", str(root), env={"MEMTREE_ACTOR": "writer-c"})
+    assert result.exit_code == 0, result.stdout
+    assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
+    assert journal(root)[-1].actor == "writer-c"

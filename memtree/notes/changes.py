@@ -3,7 +3,7 @@
 ``.memtree/changes.jsonl`` holds one JSON object a line, one for each memtree command that wrote
 (appended under the root's write lock, so its order is the order the writes landed)::
 
-    {"id": "ch-20261129142701-3fa9c2", "time": "2026-11-29T14:27:01+09:00", "command": "add",
+    {"id": "ch-20261129142701-3fa9c2", "time": "2026-11-29T14:27:01+09:00", "command": "add", "actor": "kim@laptop",
      "summary": "Redis pool은 50으로 올렸다", "ids": ["e-20261129-6f65aaae"], "undoes": [], "commit": null,
      "files": [{"path": "bank/infra/ops.md", "before": "<sha256>", "after": "<sha256>",
                 "head": 412, "tail": 0, "was": ""}]}
@@ -98,6 +98,7 @@ class Change:
     ids: tuple[str, ...] = ()  # entry ids on the lines it changed
     undoes: tuple[str, ...] = ()  # for an undo: the changes it reverted
     commit: str | None = None  # the git commit made for it (git.autocommit)
+    actor: str = ""  # who made it (memtree.notes.recorder.actor); "" in journals older than actors
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -139,12 +140,12 @@ def append(root: Path, change: Change, wal: str | None = None) -> None:
             _trim(Path(root))
 
 
-def write_ahead(root: Path, wal: str, command: str, time: str | None, f: FileChange) -> None:
+def write_ahead(root: Path, wal: str, command: str, time: str | None, f: FileChange, actor: str = "") -> None:
     """Record, before the write, one file write a command is about to make (the caller holds the lock)."""
     with contextlib.suppress(OSError):
         state = Path(root) / STATE_DIR
         state.mkdir(exist_ok=True)
-        doc = {"wal": wal, "command": command, "time": time, "file": _file_json(f, state)}
+        doc = {"wal": wal, "command": command, "time": time, "actor": actor, "file": _file_json(f, state)}
         fd = os.open(state / PENDING_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             _write_all(fd, orjson.dumps(doc) + b"\n")
@@ -171,6 +172,7 @@ class Pending:
     command: str
     time: str | None
     file: FileChange
+    actor: str = ""
 
 
 def load_pending(root: Path) -> tuple[list[Pending], set[str]]:
@@ -185,7 +187,7 @@ def load_pending(root: Path) -> tuple[list[Pending], set[str]]:
         try:
             doc = orjson.loads(line)
             f = _file_from_json(doc["file"], state)
-            out.append(Pending(str(doc["wal"]), str(doc["command"]), doc.get("time"), f))
+            out.append(Pending(str(doc["wal"]), str(doc["command"]), doc.get("time"), f, str(doc.get("actor") or "")))
         except (ValueError, KeyError, TypeError):
             continue  # torn: killed while writing it, before the write it announces
     try:
@@ -227,6 +229,7 @@ def _to_json(change: Change, state: Path) -> dict[str, Any]:
         "ids": list(change.ids),
         "undoes": list(change.undoes),
         "commit": change.commit,
+        "actor": change.actor,
         "files": [_file_json(f, state) for f in change.files],
     }
 
@@ -263,6 +266,7 @@ def _from_json(doc: dict[str, Any], state: Path) -> Change:
         tuple(doc.get("ids", ())),
         tuple(doc.get("undoes", ())),
         doc.get("commit"),
+        str(doc.get("actor") or ""),
     )
 
 

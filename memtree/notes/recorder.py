@@ -13,9 +13,11 @@ change is committed to git (memtree.notes.git) before its line is appended.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
 import re
 import secrets
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -25,6 +27,9 @@ from pathlib import Path
 from memtree.notes import changes
 from memtree.notes.changes import Change, FileChange, append, digest
 
+ACTOR_ENV = "MEMTREE_ACTOR"
+"""Who is writing, when the program does not say (MemTree(actor=...)): an agent session's name, say."""
+ACTOR_MAX_CHARS = 80
 SUMMARY_CHARS = 60
 """A change's summary (and its git commit's message) gives this many characters of what it wrote."""
 _META_ID = re.compile(r"<!--[ \t]*memtree:[^\n]*?(?:^|[:;\s])id=([^;\s>]+)")
@@ -46,6 +51,7 @@ class Recording:
     steps: dict[str, list[list[bytes | None]]] = field(default_factory=dict)  # path → [[before, after], …]
     on_first_write: Callable[[], None] | None = None
     change: Change | None = None  # what was journaled, once the recording closed
+    actor: str = ""
     wal: str = field(default_factory=lambda: secrets.token_hex(8))  # ties its pending records to its line
     ahead: bool = False  # whether it recorded a write ahead
 
@@ -56,7 +62,8 @@ class Recording:
             pin()
         self.ahead = True
         moment = None if self.now is None else self.now.isoformat(timespec="seconds")
-        changes.write_ahead(Path(self.root), self.wal, self.command, moment, _file_change(rel, before, after))
+        f = _file_change(rel, before, after)
+        changes.write_ahead(Path(self.root), self.wal, self.command, moment, f, self.actor)
 
     def saved(self, rel: str, before: bytes | None, after: bytes | None) -> None:
         """A file went from ``before`` to ``after`` (None: absent)."""
@@ -98,6 +105,7 @@ class Recording:
             tuple(files),
             tuple(dict.fromkeys(ids)),
             self.undoes,
+            actor=self.actor,
         )
 
 
@@ -126,6 +134,7 @@ def recording(
     undoes: tuple[str, ...] = (),
     autocommit: bool = False,
     on_first_write: Callable[[], None] | None = None,
+    actor: str | None = None,
 ) -> Iterator[Recording]:
     """Group every tracked-file write made inside (in this thread) into one journaled change.
 
@@ -143,7 +152,7 @@ def recording(
             outer.summary = summary
         yield outer
         return
-    rec = Recording(key, command, now, summary, undoes, autocommit, on_first_write=on_first_write)
+    rec = Recording(key, command, now, summary, undoes, autocommit, on_first_write=on_first_write, actor=actor or who())
     open_[key] = rec
     try:
         yield rec
@@ -167,7 +176,7 @@ def saving(root: Path | str, path: Path | str, before: bytes | None, after: byte
     rel = Path(os.path.relpath(path, key)).as_posix()
     rec = _open_recordings().get(key)
     if rec is None:
-        rec = Recording(key, "write", None)
+        rec = Recording(key, "write", None, actor=who())
         _alone()[key] = rec
     rec.saving(rel, before, after)
 
@@ -180,7 +189,7 @@ def saved(root: Path | str, path: Path | str, before: bytes | None, after: bytes
     if rec is not None:
         rec.saved(rel, before, after)
         return
-    alone = _alone().pop(key, None) or Recording(key, "write", None)
+    alone = _alone().pop(key, None) or Recording(key, "write", None, actor=who())
     alone.saved(rel, before, after)
     change = alone.finish()
     if change is not None:
@@ -237,9 +246,23 @@ def recover(root: Path | str) -> Change | None:
         "recovered: the writer was killed before journaling it",
         tuple(kept),
         tuple(dict.fromkeys(ids)),
+        actor=first.actor,
     )
     append(Path(key), change, first.wal)
     return change
+
+
+def who(actor: str | None = None) -> str:
+    """The actor a change is recorded under: ``actor`` when the program names one, else $MEMTREE_ACTOR,
+    else ``user@host``. `undo` takes the caller's own changes by it."""
+    named = (actor or os.environ.get(ACTOR_ENV, "")).strip()
+    if not named:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = "someone"
+        named = f"{user}@{socket.gethostname()}"
+    return _one_line(named)[:ACTOR_MAX_CHARS]
 
 
 def new_id(now: datetime) -> str:

@@ -397,6 +397,7 @@ def recording(
     summary: str = "",
     undoes: tuple[str, ...] = (),
     autocommit: bool = False,
+    actor: str | None = None,
 ) -> Iterator[recorder.Recording]:
     """Journal every tracked-file write inside as one change of ``command`` (memtree.notes.recorder).
 
@@ -412,7 +413,7 @@ def recording(
 
     try:
         with recorder.recording(
-            root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, on_first_write=pin
+            root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, on_first_write=pin, actor=actor
         ) as rec:
             yield rec
     finally:

@@ -56,7 +56,9 @@ def recording(
     """Journal the writes inside as one change of ``command`` (memtree.notes.changes), committed to git
     when the root's ``git.autocommit`` is on."""
     autocommit = state.settings.git.autocommit
-    return store.recording(state.root, command, now, summary=summary, undoes=undoes, autocommit=autocommit)
+    return store.recording(
+        state.root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, actor=state.actor
+    )
 
 
 def index(
