@@ -125,6 +125,8 @@ def verify(root: Path, acked: list[dict[str, str]], hand: int = 0) -> dict[str, 
     """Check --fix, check, and count acknowledged adds and hand lines lost or doubled."""
     fix = memtree("check", "--fix", "--root", str(root))
     check = memtree("check", "--root", str(root))
+    if check.returncode:
+        print(f"check --fix said:\n{fix.stdout}{fix.stderr}check said:\n{check.stdout}{check.stderr}", file=sys.stderr)
     text = bank_text(root)
     ids: dict[str, int] = {}
     for m in _ID.finditer(text):
