@@ -75,7 +75,7 @@ def begin(root: Path, source: str, before: bytes, after: bytes, created: list[tu
 
 def end(root: Path) -> None:
     """The split is over (done, or failed having removed what it wrote): forget its intent."""
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(OSError):
         os.unlink(intent_path(root))
 
 

@@ -238,7 +238,10 @@ def recover(root: Path | str) -> Change | None:
     if not kept:
         changes.settled(key)
         return None
-    moment = datetime.fromisoformat(first.time) if first.time else _written_at(key, kept)
+    try:
+        moment = datetime.fromisoformat(first.time) if first.time else _written_at(key, kept)
+    except ValueError:
+        moment = _written_at(key, kept)
     change = Change(
         new_id(moment),
         moment.isoformat(timespec="seconds"),

@@ -419,7 +419,10 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
     new = [(p, store.read(root, p), c.text.encode()) for c, p in zip(plan.files, paths)]
     new = [(p, child, data) for p, child, data in new if not child.exists]  # an identical file is kept
     # Why written ahead: killed between the children and the parent, the next writer rolls it back
-    intent.begin(root, rel_path, snap.data or b"", plan.parent_text.encode(), [(p, d) for p, _, d in new])
+    try:
+        intent.begin(root, rel_path, snap.data or b"", plan.parent_text.encode(), [(p, d) for p, _, d in new])
+    except OSError as exc:
+        raise store.refused(intent.INTENT_FILE, exc) from None
     try:
         for _, child, data in new:
             written.append(store.save(root, child, data))
