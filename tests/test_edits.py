@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from memtree import MemTree, schema
 from memtree.cli.app import app
+from memtree.errors import StaleUndo
 from memtree.notes import changes, entries, recorder, store
 
 NOW = datetime(2026, 3, 2, 10, 0, tzinfo=timezone(timedelta(hours=9)))
@@ -745,3 +746,14 @@ def test_undo_by_id_and_an_actor_with_nothing_journaled(root: Path) -> None:
     assert result.exit_code == 0, result.stdout
     assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
     assert journal(root)[-1].actor == "writer-c"
+
+
+def test_undo_of_a_note_someone_else_wrote_to_since_it_was_created_is_refused(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    b = MemTree(root, refresh_interval=0, actor="writer-b")
+    a.add("캐시 만료는 10분이다", to="cache", now=NOW)  # creates bank/cache.md and its node
+    b.add("캐시 키에는 버전을 붙인다", to="cache", now=NOW)
+    before = snapshot(root)
+    with pytest.raises(StaleUndo, match=r"a later change by writer-b .* bank/cache\.md, which it created"):
+        a.undo(now=NOW)
+    assert snapshot(root) == before
