@@ -68,8 +68,10 @@ class MemTree:
         *,
         settings: Settings | None = None,
         refresh_interval: float | None = None,
+        actor: str | None = None,
     ) -> None:
         self.state = RootState(root, settings=settings, refresh_interval=refresh_interval)
+        self.state.actor = actor  # its changes are journaled as this actor's (None: $MEMTREE_ACTOR or user@host)
 
     @property
     def root(self) -> Path:
@@ -258,6 +260,11 @@ class MemTree:
         with self.state.lock:
             return write.cut_cycles(self.state)
 
+    def repair_splits(self, now: datetime | None = None) -> list[str]:
+        """Settle a split a killed writer left halfway and remove the copies one left; what was done."""
+        with self.state.lock:
+            return write.repair_splits(self.state, now or clock())
+
     def export(self, bank: str | None = None) -> dict[str, Any]:
         """Every bank entry (or one bank's) with its metadata, and the tree's nodes, as one document."""
         with self.state.lock:
@@ -292,12 +299,15 @@ class MemTree:
         with self.state.lock:
             return history.history(self.state, ref, history.HISTORY_LIMIT if limit is None else limit)
 
-    def undo(self, count: int = 1, dry_run: bool = False, now: datetime | None = None) -> Undone:
-        """Revert the last ``count`` memtree writes, newest first, only where no file changed since."""
+    def undo(
+        self, count: int = 1, dry_run: bool = False, now: datetime | None = None, change_id: str | None = None
+    ) -> Undone:
+        """Revert this actor's last ``count`` memtree writes (or the change ``change_id``), newest first,
+        keeping later changes by others; refused when one touched the same lines or entries."""
         from memtree.write import history
 
         with self.state.lock:
-            return history.undo(self.state, count, now or clock(), dry_run)
+            return history.undo(self.state, count, now or clock(), dry_run, change_id)
 
     # --- lifecycle ------------------------------------------------------------------------
 

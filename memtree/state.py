@@ -63,6 +63,7 @@ class RootState:
             self.settings.search.refresh_interval_s if refresh_interval is None else refresh_interval
         )
         self.lock = threading.RLock()
+        self.actor: str | None = None  # who writes through it (memtree.notes.recorder.who); None: the default
         self.index = _engine(self.root, self.settings)
         self.warnings: list[str] = []  # the last refresh's: notes skipped, segments rebuilt
         self.dangling: tuple[str, ...] = ()  # nodes whose note is gone, said with every search

@@ -347,3 +347,45 @@ def test_a_note_that_is_not_utf8_says_so_and_what_to_do(sample_root: Path) -> No
         assert result.exit_code == 1
         assert "bank/legacy.md: not-utf8: not UTF-8 text" in result.stdout and "UTF-8" in result.stdout
         assert "no-node" not in result.stdout and "--fix" not in result.stdout.split("legacy.md")[1].split("\n")[0]
+
+
+# --- an interrupted split -------------------------------------------------------------------------
+
+ITEMS = [[f"- 항목 {k}-{j}: 내용을 적는다\n" for j in range(20)] for k in range(4)]
+SECTIONS = "".join(f"## 주제 {k}\n\n" + "".join(items) + "\n" for k, items in enumerate(ITEMS))
+NOTE = "# 큰 노트\n\n" + SECTIONS
+
+
+def test_a_copy_left_by_an_older_interrupted_split_is_found_and_removed(make_root: Callable[..., Path]) -> None:
+    from memtree.write.split import plan_split
+
+    plan = plan_split(NOTE, 1500, "big")
+    assert plan is not None and len(plan.children) == 4
+    # older memtree wrote the parts, then died before rewriting the note; the note then grew
+    grown_note = NOTE + "- 그 뒤에 덧붙인 항목\n"
+    files = {"bank/big.md": grown_note, **{f"bank/{c.path}": c.text for c in plan.children}}
+    root = make_root(files, [node("big", "bank/big.md", keywords=["노트"])])
+    code, doc = check_json(root)
+    copies = sorted(p["path"] for p in doc["problems"] if p["kind"] == "split-copy")
+    assert code == 1 and copies == sorted(f"bank/{c.path}" for c in plan.children)
+    result = check(root, "--fix")
+    assert result.exit_code == 0, result.stdout
+    assert "memtree check: ok" in result.stdout and "copy left by an interrupted split" in result.stdout
+    notes = [p.read_text(encoding="utf-8") for p in (root / "bank").rglob("*.md")]
+    for line in grown_note.splitlines():
+        if line.strip():
+            assert sum(n.splitlines().count(line) for n in notes) == 1, line
+
+
+def test_a_linked_part_or_one_with_lines_of_its_own_is_no_copy(make_root: Callable[..., Path]) -> None:
+    from memtree.write.check import split_copies
+
+    files = {
+        "bank/big.md": "# 큰 노트\n\n<!-- memtree:split -->\n- [하나](big/one.md)\n",
+        "bank/big/one.md": "- 하나\n",
+        "bank/big/two.md": "- 하나\n- 둘만의 줄\n",
+        "bank/big/three.md": "- 하나\n",
+    }
+    root = make_root(files, [])
+    # one.md is linked; two.md has a line of its own; three.md repeats one.md's only line
+    assert split_copies(root, sorted(files)) == [("bank/big/three.md", "bank/big.md")]

@@ -8,6 +8,7 @@ import json
 import logging
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -23,6 +24,7 @@ from typer.testing import CliRunner
 
 from memtree import MemTree, schema
 from memtree.cli.app import app
+from memtree.errors import StaleUndo
 from memtree.notes import changes, entries, recorder, store
 
 NOW = datetime(2026, 3, 2, 10, 0, tzinfo=timezone(timedelta(hours=9)))
@@ -51,8 +53,8 @@ def mt_of(root: Path) -> MemTree:
     return MemTree(root, refresh_interval=0)
 
 
-def cli(*args: str, stdin: str | None = None) -> Any:
-    return CliRunner().invoke(app, list(args), input=stdin)
+def cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(app, list(args), input=stdin, env=env)
 
 
 def cli_json(root: Path, *args: str) -> dict[str, Any]:
@@ -651,3 +653,107 @@ def test_concurrent_adds_lose_nothing_and_journal_in_the_order_they_landed(tmp_p
     assert previous == changes.digest((root / "bank/facts.md").read_bytes())
     mt_of(root).undo(3, now=NOW)
     assert len(entries.parse_entries((root / "bank/facts.md").read_text(encoding="utf-8"))) == WRITERS * ADDS - 3
+
+
+# --- the journal is written ahead ----------------------------------------------------------------------
+
+_KILLED_BEFORE_ITS_LINE = """
+import os, signal, sys
+from datetime import datetime
+from memtree import MemTree
+from memtree.notes import recorder
+
+def die(*args, **kwargs):  # the note is written: die before its journal line is
+    os.kill(os.getpid(), signal.SIGKILL)
+
+recorder.append = die
+MemTree(sys.argv[1], refresh_interval=0).add(sys.argv[2], to="ops", now=datetime.fromisoformat(sys.argv[3]))
+"""
+
+
+def _killed_add(root: Path, text: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_BEFORE_ITS_LINE, str(root), text, NOW.isoformat()],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr.decode()
+
+
+def test_a_write_killed_before_its_journal_line_is_journaled_by_the_next_writer(root: Path) -> None:
+    mt_of(root).add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    _killed_add(root, "타임아웃은 30초로 정했다")
+    assert "타임아웃은 30초로 정했다" in (root / "bank/ops.md").read_text(encoding="utf-8")  # it landed
+    assert len(journal(root)) == 1
+    undone = mt_of(root).undo(2, now=NOW)  # the killed add is journaled first, so both are undone
+    assert [c.command for c in undone.undone] == ["add", "add"]
+    assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
+    assert not (root / ".memtree" / changes.PENDING_FILE).exists()
+
+
+def test_a_write_ahead_record_whose_write_never_landed_is_dropped(root: Path) -> None:
+    mt_of(root).add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    written = (root / "bank/ops.md").read_bytes()
+    f = recorder._file_change("bank/ops.md", written, written + b"- never written\n")
+    changes.write_ahead(root, "killed", "add", NOW.isoformat(), f)  # killed right after this
+    with store.write_lock(root):
+        pass
+    assert commands(root) == ["add"] and not (root / ".memtree" / changes.PENDING_FILE).exists()
+    mt_of(root).undo(now=NOW)
+    assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
+
+
+# --- undo takes the caller's own change ----------------------------------------------------------------
+
+
+def test_undo_takes_the_callers_own_change_and_keeps_a_later_one_by_someone_else(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    b = MemTree(root, refresh_interval=0, actor="writer-b")
+    mine = a.add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    theirs = b.add("타임아웃은 30초로 정했다", to="ops", now=NOW)
+    done = a.undo(now=NOW)
+    assert [c.actor for c in done.undone] == ["writer-a"]
+    text = (root / "bank/ops.md").read_text(encoding="utf-8")
+    assert theirs.entry_id in text and mine.entry_id not in text
+    assert text == OPS + text[len(OPS) :] and text.count("\n") == OPS.count("\n") + 1  # only b's line added
+    [change] = [c for c in journal(root) if c.command == "undo"]
+    assert change.actor == "writer-a" and change.undoes == (journal(root)[0].id,)
+    a.undo(now=NOW)  # a's undo of its undo redoes its add, b's line still kept
+    text = (root / "bank/ops.md").read_text(encoding="utf-8")
+    assert mine.entry_id in text and theirs.entry_id in text
+
+
+def test_undo_is_refused_when_a_later_change_by_someone_else_touches_the_same_entry(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    b = MemTree(root, refresh_interval=0, actor="writer-b")
+    mine = a.add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    assert mine.entry_id is not None
+    b.update(mine.entry_id, "Redis 연결 풀은 80으로 올렸다", now=NOW)
+    before = snapshot(root)
+    result = cli("undo", "--root", str(root), env={"MEMTREE_ACTOR": "writer-a"})
+    assert_one_line_error(result, "a later change by writer-b", "nothing was written")
+    assert snapshot(root) == before
+
+
+def test_undo_by_id_and_an_actor_with_nothing_journaled(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    a.add("Redis 연결 풀은 50으로 올렸다", to="ops", now=NOW)
+    assert_one_line_error(
+        cli("undo", "--root", str(root), env={"MEMTREE_ACTOR": "writer-c"}), "no memtree write by writer-c"
+    )
+    [change] = journal(root)
+    result = cli("undo", "--id", change.id, "--root", str(root), env={"MEMTREE_ACTOR": "writer-c"})
+    assert result.exit_code == 0, result.stdout
+    assert (root / "bank/ops.md").read_text(encoding="utf-8") == OPS
+    assert journal(root)[-1].actor == "writer-c"
+
+
+def test_undo_of_a_note_someone_else_wrote_to_since_it_was_created_is_refused(root: Path) -> None:
+    a = MemTree(root, refresh_interval=0, actor="writer-a")
+    b = MemTree(root, refresh_interval=0, actor="writer-b")
+    a.add("캐시 만료는 10분이다", to="cache", now=NOW)  # creates bank/cache.md and its node
+    b.add("캐시 키에는 버전을 붙인다", to="cache", now=NOW)
+    before = snapshot(root)
+    with pytest.raises(StaleUndo, match=r"a later change by writer-b .* bank/cache\.md, which it created"):
+        a.undo(now=NOW)
+    assert snapshot(root) == before

@@ -625,3 +625,74 @@ def test_an_index_too_long_for_the_parent_goes_into_index_notes() -> None:
     assert leaves(plan, entries(plan.parent_text)) == [c.path for c in plan.children]
     assert plan_split(plan.parent_text, 2048, "list") is None
     assert all(plan_split(f.text, 2048, "c") is None for f in plan.files)
+
+
+# --- all or nothing: a split killed between its children and its parent -----------------------------
+
+_KILLED_SPLIT = """
+import os, signal, sys
+from pathlib import Path
+from memtree.notes import store
+from memtree.notes import tree as treemod
+from memtree.write.split import split_file
+
+root, rel = Path(sys.argv[1]), sys.argv[2]
+real_save = store.save
+
+def save(root_, snap, data, durable=True):
+    if snap.rel == rel:  # the children are written: die before the parent is
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_save(root_, snap, data, durable)
+
+store.save = save
+with store.write_lock(root):
+    split_file(root, rel, treemod.load(root), 1500)
+"""
+
+
+def _killed_split(root: Path, rel: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _KILLED_SPLIT, str(root), rel], capture_output=True, timeout=120)
+    assert done.returncode == -9, done.stderr.decode()
+
+
+def _lines_once(root: Path, text: str) -> None:
+    """Every line of ``text`` is in exactly one note under bank/."""
+    notes = [p.read_text(encoding="utf-8") for p in (root / "bank").rglob("*.md")]
+    for line in {ln for ln in text.splitlines() if ln.strip() and not ln.startswith("---")}:
+        assert sum(n.splitlines().count(line) for n in notes) == 1, line
+
+
+def test_a_split_killed_before_its_parent_is_rolled_back_by_the_next_writer(make_root: Callable[..., Path]) -> None:
+    root = split_root(make_root, {"bank/identity/values.md": NOTE})
+    _killed_split(root, "bank/identity/values.md")
+    assert list((root / "bank/identity/values").glob("*.md"))  # it died with its children written
+    with store.write_lock(root):  # the next writer to take the lock settles it
+        assert not (root / "bank/identity/values").exists()
+    assert (root / "bank/identity/values.md").read_text(encoding="utf-8") == NOTE
+    _lines_once(root, NOTE)
+    said = "rolled back the interrupted split of bank/identity/values.md: removed 2 copied note(s)"
+    assert store.recovered() == [said]
+    again = split_file(root, "bank/identity/values.md", treemod.load(root), 1500)  # and it splits cleanly again
+    assert len(again.children) == 2
+    _lines_once(root, NOTE)
+
+
+def test_a_split_whose_parent_was_written_is_completed(make_root: Callable[..., Path]) -> None:
+    from memtree.notes import intent
+
+    root = split_root(make_root, {"bank/identity/values.md": NOTE})
+    plan = plan_split(NOTE, 1500, "values")
+    assert plan is not None
+    created = [(f"bank/identity/{c.path}", c.text.encode()) for c in plan.children]
+    intent.begin(root, "bank/identity/values.md", NOTE.encode(), plan.parent_text.encode(), created)
+    for rel, data in created:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    (root / "bank/identity/values.md").write_text(plan.parent_text + "- 나중에 덧붙인 줄\n", encoding="utf-8")
+    with store.write_lock(root):
+        pass
+    assert all((root / rel).read_bytes() == data for rel, data in created)  # kept: the parent gave them up
+    assert not intent.pending(root)

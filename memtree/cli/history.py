@@ -106,15 +106,22 @@ def history(
 @app.command()
 @_errors
 def undo(
-    count: Annotated[int, typer.Argument(help="How many of the last memtree writes to revert, newest first.")] = 1,
+    count: Annotated[int, typer.Argument(help="How many of your last memtree writes to revert, newest first.")] = 1,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check and list what would be reverted; write nothing.")
     ] = False,
+    change_id: Annotated[
+        str | None, typer.Option("--id", help="Revert this change (an id `memtree history` lists), whoever made it.")
+    ] = None,
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Revert the last N memtree writes, only where no file changed since (else one line naming it; nothing written)."""
-    done = _open(root).undo(count, dry_run=dry_run)
+    """Revert your last N memtree writes ($MEMTREE_ACTOR, else user@host), keeping others' later ones.
+
+    Refused, with one line and nothing written, when a file was edited by hand since, or a later
+    change by someone else touched the same lines or entries.
+    """
+    done = _open(root).undo(count, dry_run=dry_run, change_id=change_id)
     if json:
         _dump(schema.undone(done))
         return

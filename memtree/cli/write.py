@@ -212,8 +212,8 @@ def check(
         typer.Option(
             "--fix",
             help=(
-                "Split oversized notes, remove leftover temp files, cut parent cycles, re-index, "
-                "drop empty categories; check again."
+                "Settle interrupted splits, split oversized notes, remove leftover temp files, cut parent cycles, "
+                "re-index, drop empty categories; check again."
             ),
         ),
     ] = False,
@@ -226,6 +226,7 @@ def check(
     if fix:
         fixed += [f"removed {p}, left by a killed write" for p in mt.sweep()]
         fixed += [f"cut a parent cycle of tree-index.json: node {i} is now a top node" for i in mt.cut_cycles()]
+        fixed += mt.repair_splits()
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]

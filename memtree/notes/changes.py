@@ -3,7 +3,7 @@
 ``.memtree/changes.jsonl`` holds one JSON object a line, one for each memtree command that wrote
 (appended under the root's write lock, so its order is the order the writes landed)::
 
-    {"id": "ch-20261129142701-3fa9c2", "time": "2026-11-29T14:27:01+09:00", "command": "add",
+    {"id": "ch-20261129142701-3fa9c2", "time": "2026-11-29T14:27:01+09:00", "command": "add", "actor": "kim@laptop",
      "summary": "Redis pool은 50으로 올렸다", "ids": ["e-20261129-6f65aaae"], "undoes": [], "commit": null,
      "files": [{"path": "bank/infra/ops.md", "before": "<sha256>", "after": "<sha256>",
                 "head": 412, "tail": 0, "was": ""}]}
@@ -16,9 +16,15 @@ the end (``tail``), cut back to whole lines, and the lines of the old version be
 (its hash is ``after``), ``after[:head] + was + after[len - tail:]`` is the old file, byte for byte;
 an `add` that appended one line records ``was: ""``.
 
-This module is the journal's format: :class:`Change`, :func:`append`, :func:`load`. What goes into
-it is memtree.notes.recorder's (the writes of one command, grouped as they happen). Deleting
-``.memtree/`` loses the undo history, never memory.
+The journal is written ahead: before each file write, its part (a ``FileChange``, with the
+command's ``wal`` token) is appended to ``.memtree/pending.jsonl``; the command's line in
+``changes.jsonl`` carries the same ``wal`` and, once it is written, the pending file goes. A writer
+killed in between leaves the pending file for the next one to take the write lock
+(memtree.notes.recorder.recover): a write that is on disk is journaled, one that is not is dropped.
+
+This module is the journal's format: :class:`Change`, :func:`append`, :func:`load`,
+:func:`write_ahead`, :func:`load_pending`. What goes into it is memtree.notes.recorder's (the writes
+of one command, grouped as they happen). Deleting ``.memtree/`` loses the undo history, never memory.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from memtree.errors import MemtreeError
 
 STATE_DIR = ".memtree"  # memtree.notes.store.STATE_DIR (store imports the recorder, which imports this)
 JOURNAL_FILE = "changes.jsonl"
+PENDING_FILE = "pending.jsonl"
 UNDO_DIR = "undo"
 INLINE_MAX = 16_384
 """Bytes of an old version's changed lines kept in the journal line itself; more go to .memtree/undo/.
@@ -91,6 +98,7 @@ class Change:
     ids: tuple[str, ...] = ()  # entry ids on the lines it changed
     undoes: tuple[str, ...] = ()  # for an undo: the changes it reverted
     commit: str | None = None  # the git commit made for it (git.autocommit)
+    actor: str = ""  # who made it (memtree.notes.recorder.actor); "" in journals older than actors
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -108,23 +116,92 @@ def journal_path(root: Path) -> Path:
     return Path(root) / STATE_DIR / JOURNAL_FILE
 
 
-def append(root: Path, change: Change) -> None:
-    """Append one change (the caller holds the write lock). A journal that cannot be written is skipped:
-    the write it records has happened, and an undo that needs the missing line refuses by hash."""
+def append(root: Path, change: Change, wal: str | None = None) -> None:
+    """Append one change (the caller holds the write lock), then drop the pending records it confirms
+    (``wal``: their token). A journal that cannot be written is skipped: the write it records has
+    happened, and an undo that needs the missing line refuses by hash."""
     with contextlib.suppress(OSError):
         state = Path(root) / STATE_DIR
         state.mkdir(exist_ok=True)
         doc = _to_json(change, state)
+        if wal is not None:
+            doc["wal"] = wal
         line = orjson.dumps(doc) + b"\n"
         fd = os.open(state / JOURNAL_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            _write_all(fd, line)
             size = os.fstat(fd).st_size
         finally:
             os.close(fd)
+        if wal is not None:
+            settled(root)
         copies = _copies(state) if any("was_blob" in f for f in doc["files"]) else {}
         if size > JOURNAL_MAX_BYTES or sum(copies.values()) > UNDO_MAX_BYTES:
             _trim(Path(root))
+
+
+def write_ahead(root: Path, wal: str, command: str, time: str | None, f: FileChange, actor: str = "") -> None:
+    """Record, before the write, one file write a command is about to make (the caller holds the lock)."""
+    with contextlib.suppress(OSError):
+        state = Path(root) / STATE_DIR
+        state.mkdir(exist_ok=True)
+        doc = {"wal": wal, "command": command, "time": time, "actor": actor, "file": _file_json(f, state)}
+        fd = os.open(state / PENDING_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_all(fd, orjson.dumps(doc) + b"\n")
+        finally:
+            os.close(fd)
+
+
+def settled(root: Path | str) -> None:
+    """The pending records are journaled (or dropped): remove them."""
+    with contextlib.suppress(OSError):
+        os.unlink(Path(root) / STATE_DIR / PENDING_FILE)
+
+
+def has_pending(root: Path | str) -> bool:
+    """Whether a killed writer left pending records (one stat)."""
+    return os.path.exists(os.path.join(root, STATE_DIR, PENDING_FILE))
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One file write recorded ahead: the command's token, name and moment (ISO, or None), and the write."""
+
+    wal: str
+    command: str
+    time: str | None
+    file: FileChange
+    actor: str = ""
+
+
+def load_pending(root: Path) -> tuple[list[Pending], set[str]]:
+    """The pending records, in order, and the ``wal`` tokens the journal already confirms."""
+    state = Path(root) / STATE_DIR
+    try:
+        data = (state / PENDING_FILE).read_bytes()
+    except OSError:
+        return [], set()
+    out = []
+    for line in data.splitlines():
+        try:
+            doc = orjson.loads(line)
+            f = _file_from_json(doc["file"], state)
+            out.append(Pending(str(doc["wal"]), str(doc["command"]), doc.get("time"), f, str(doc.get("actor") or "")))
+        except (ValueError, KeyError, TypeError):
+            continue  # torn: killed while writing it, before the write it announces
+    try:
+        journal = journal_path(root).read_bytes()
+    except OSError:
+        journal = b""
+    done = {p.wal for p in out if f'"wal":"{p.wal}"'.encode() in journal}
+    return out, done
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def load(root: Path) -> list[Change]:
@@ -152,6 +229,7 @@ def _to_json(change: Change, state: Path) -> dict[str, Any]:
         "ids": list(change.ids),
         "undoes": list(change.undoes),
         "commit": change.commit,
+        "actor": change.actor,
         "files": [_file_json(f, state) for f in change.files],
     }
 
@@ -178,15 +256,7 @@ def _file_json(f: FileChange, state: Path) -> dict[str, Any]:
 
 
 def _from_json(doc: dict[str, Any], state: Path) -> Change:
-    files = []
-    for f in doc["files"]:
-        if "was_blob" in f:
-            was = _blob(state, str(f["was_blob"]), str(f["path"]))
-        elif "was_b64" in f:
-            was = base64.b64decode(f["was_b64"])
-        else:
-            was = str(f.get("was", "")).encode("utf-8")
-        files.append(FileChange(str(f["path"]), f["before"], f["after"], int(f["head"]), int(f["tail"]), was))
+    files = [_file_from_json(f, state) for f in doc["files"]]
     return Change(
         str(doc["id"]),
         str(doc["time"]),
@@ -196,7 +266,18 @@ def _from_json(doc: dict[str, Any], state: Path) -> Change:
         tuple(doc.get("ids", ())),
         tuple(doc.get("undoes", ())),
         doc.get("commit"),
+        str(doc.get("actor") or ""),
     )
+
+
+def _file_from_json(f: dict[str, Any], state: Path) -> FileChange:
+    if "was_blob" in f:
+        was = _blob(state, str(f["was_blob"]), str(f["path"]))
+    elif "was_b64" in f:
+        was = base64.b64decode(f["was_b64"])
+    else:
+        was = str(f.get("was", "")).encode("utf-8")
+    return FileChange(str(f["path"]), f["before"], f["after"], int(f["head"]), int(f["tail"]), was)
 
 
 def _blob(state: Path, name: str, path: str) -> bytes:

@@ -1,8 +1,11 @@
 """Recording a command's writes: what memtree.notes.store reports, grouped into one journaled change.
 
-memtree.notes.store calls :func:`saved` for every save and removal of a tracked file, with the
-file's bytes before and after. A command opens :func:`recording` (store.recording takes the write
-lock with it) and all its writes become one :class:`memtree.notes.changes.Change` when it closes;
+memtree.notes.store calls :func:`saving` right before every save and removal of a tracked file and
+:func:`saved` right after, with the file's bytes before and after: the first records the write
+ahead (memtree.notes.changes.write_ahead), so that a writer killed before its journal line leaves
+what :func:`recover` needs to journal the writes that landed. A command opens :func:`recording`
+(store.recording takes the write lock with it) and all its writes become one
+:class:`memtree.notes.changes.Change` when it closes;
 a write made outside any recording is journaled on its own, as ``write``. With ``autocommit`` the
 change is committed to git (memtree.notes.git) before its line is appended.
 """
@@ -10,17 +13,23 @@ change is committed to git (memtree.notes.git) before its line is appended.
 from __future__ import annotations
 
 import contextlib
+import getpass
 import os
 import re
 import secrets
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+from memtree.notes import changes
 from memtree.notes.changes import Change, FileChange, append, digest
 
+ACTOR_ENV = "MEMTREE_ACTOR"
+"""Who is writing, when the program does not say (MemTree(actor=...)): an agent session's name, say."""
+ACTOR_MAX_CHARS = 80
 SUMMARY_CHARS = 60
 """A change's summary (and its git commit's message) gives this many characters of what it wrote."""
 _META_ID = re.compile(r"<!--[ \t]*memtree:[^\n]*?(?:^|[:;\s])id=([^;\s>]+)")
@@ -42,6 +51,19 @@ class Recording:
     steps: dict[str, list[list[bytes | None]]] = field(default_factory=dict)  # path → [[before, after], …]
     on_first_write: Callable[[], None] | None = None
     change: Change | None = None  # what was journaled, once the recording closed
+    actor: str = ""
+    wal: str = field(default_factory=lambda: secrets.token_hex(8))  # ties its pending records to its line
+    ahead: bool = False  # whether it recorded a write ahead
+
+    def saving(self, rel: str, before: bytes | None, after: bytes | None) -> None:
+        """A file is about to go from ``before`` to ``after``: record it ahead (the lock is taken first)."""
+        if self.on_first_write is not None:
+            pin, self.on_first_write = self.on_first_write, None
+            pin()
+        self.ahead = True
+        moment = None if self.now is None else self.now.isoformat(timespec="seconds")
+        f = _file_change(rel, before, after)
+        changes.write_ahead(Path(self.root), self.wal, self.command, moment, f, self.actor)
 
     def saved(self, rel: str, before: bytes | None, after: bytes | None) -> None:
         """A file went from ``before`` to ``after`` (None: absent)."""
@@ -65,13 +87,12 @@ class Recording:
             for before, after in steps:
                 if before == after:
                     continue
-                head, tail = _span(before or b"", after or b"") if before is not None and after is not None else (0, 0)
-                was = b"" if before is None else before[head : len(before) - tail]
-                files.append(FileChange(rel, _hash(before), _hash(after), head, tail, was))
+                f = _file_change(rel, before, after)
+                files.append(f)
                 if rel.endswith((".md", ".markdown")):
-                    new = b"" if after is None else after[head : len(after) - tail]
-                    ids += _ids(was) + _ids(new)
-                    texts += [new, was]
+                    new = b"" if after is None else after[f.head : len(after) - f.tail]
+                    ids += _ids(f.was) + _ids(new)
+                    texts += [new, f.was]
         if not files:
             return None
         moment = self.now or _written_at(self.root, files)
@@ -84,7 +105,14 @@ class Recording:
             tuple(files),
             tuple(dict.fromkeys(ids)),
             self.undoes,
+            actor=self.actor,
         )
+
+
+def _file_change(rel: str, before: bytes | None, after: bytes | None) -> FileChange:
+    head, tail = _span(before or b"", after or b"") if before is not None and after is not None else (0, 0)
+    was = b"" if before is None else before[head : len(before) - tail]
+    return FileChange(rel, _hash(before), _hash(after), head, tail, was)
 
 
 _local = threading.local()
@@ -106,6 +134,7 @@ def recording(
     undoes: tuple[str, ...] = (),
     autocommit: bool = False,
     on_first_write: Callable[[], None] | None = None,
+    actor: str | None = None,
 ) -> Iterator[Recording]:
     """Group every tracked-file write made inside (in this thread) into one journaled change.
 
@@ -123,7 +152,7 @@ def recording(
             outer.summary = summary
         yield outer
         return
-    rec = Recording(key, command, now, summary, undoes, autocommit, on_first_write=on_first_write)
+    rec = Recording(key, command, now, summary, undoes, autocommit, on_first_write=on_first_write, actor=actor or who())
     open_[key] = rec
     try:
         yield rec
@@ -136,7 +165,20 @@ def recording(
 
                 made = git.autocommit(Path(key), rec.change.command, rec.change.summary, rec.change.paths)
                 rec.change = replace(rec.change, commit=made)
-            append(Path(key), rec.change)
+            append(Path(key), rec.change, rec.wal)
+        elif rec.ahead:
+            changes.settled(key)  # its writes netted out to nothing
+
+
+def saving(root: Path | str, path: Path | str, before: bytes | None, after: bytes | None) -> None:
+    """memtree.notes.store is about to write ``path``: record it ahead, in the open recording or alone."""
+    key = os.path.realpath(root)
+    rel = Path(os.path.relpath(path, key)).as_posix()
+    rec = _open_recordings().get(key)
+    if rec is None:
+        rec = Recording(key, "write", None, actor=who())
+        _alone()[key] = rec
+    rec.saving(rel, before, after)
 
 
 def saved(root: Path | str, path: Path | str, before: bytes | None, after: bytes | None) -> None:
@@ -147,11 +189,83 @@ def saved(root: Path | str, path: Path | str, before: bytes | None, after: bytes
     if rec is not None:
         rec.saved(rel, before, after)
         return
-    alone = Recording(key, "write", None)
+    alone = _alone().pop(key, None) or Recording(key, "write", None, actor=who())
     alone.saved(rel, before, after)
     change = alone.finish()
     if change is not None:
-        append(Path(key), change)
+        append(Path(key), change, alone.wal)
+    elif alone.ahead:
+        changes.settled(key)
+
+
+def _alone() -> dict[str, Recording]:
+    """The write made outside any recording, between its :func:`saving` and its :func:`saved`."""
+    if not hasattr(_local, "alone"):
+        _local.alone = {}
+    return _local.alone  # type: ignore[no-any-return]
+
+
+def recover(root: Path | str) -> Change | None:
+    """Journal the writes a killed writer recorded ahead and made, drop those it did not make (call it
+    under the write lock, before anything is written); returns the change journaled, if any.
+
+    A file's pending writes are kept up to the last one whose result is the file as it is now; none
+    is: its write did not land (or a person changed the file since: an undo then refuses by hash).
+    """
+    key = os.path.realpath(root)
+    pending, done = changes.load_pending(Path(key))
+    pending = [p for p in pending if p.wal not in done]
+    if not pending:
+        changes.settled(key)
+        return None
+    first = pending[0]
+    pending = [p for p in pending if p.wal == first.wal]  # the lock is held by one command at a time
+    kept: list[FileChange] = []
+    ids: list[str] = []
+    for rel in dict.fromkeys(p.file.path for p in pending):
+        steps = [p.file for p in pending if p.file.path == rel]
+        try:
+            with open(os.path.join(key, rel), "rb") as fh:
+                current: bytes | None = fh.read()
+        except OSError:
+            current = None
+        now_hash = _hash(current)
+        last = max((i for i, f in enumerate(steps) if f.after == now_hash), default=-1)
+        kept += steps[: last + 1]
+        if last >= 0 and current is not None and rel.endswith((".md", ".markdown")):
+            f = steps[last]
+            ids += _ids(current[f.head : len(current) - f.tail]) + [i for s in steps[: last + 1] for i in _ids(s.was)]
+    if not kept:
+        changes.settled(key)
+        return None
+    try:
+        moment = datetime.fromisoformat(first.time) if first.time else _written_at(key, kept)
+    except ValueError:
+        moment = _written_at(key, kept)
+    change = Change(
+        new_id(moment),
+        moment.isoformat(timespec="seconds"),
+        first.command,
+        "recovered: the writer was killed before journaling it",
+        tuple(kept),
+        tuple(dict.fromkeys(ids)),
+        actor=first.actor,
+    )
+    append(Path(key), change, first.wal)
+    return change
+
+
+def who(actor: str | None = None) -> str:
+    """The actor a change is recorded under: ``actor`` when the program names one, else $MEMTREE_ACTOR,
+    else ``user@host``. `undo` takes the caller's own changes by it."""
+    named = (actor or os.environ.get(ACTOR_ENV, "")).strip()
+    if not named:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = "someone"
+        named = f"{user}@{socket.gethostname()}"
+    return _one_line(named)[:ACTOR_MAX_CHARS]
 
 
 def new_id(now: datetime) -> str:

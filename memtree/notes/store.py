@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memtree.errors import BadName, ChangedOnDisk, MemtreeError, OutsideRoot, ReadOnlyRoot
-from memtree.notes import recorder
+from memtree.notes import changes, intent, recorder
 
 TIERS = ("recall", "bank", "memory")
 """Search order: the hot buffer first, curated knowledge next, raw logs only when asked."""
@@ -407,6 +407,23 @@ def _acquire(root: Path) -> None:
         raise
     depth[key] = 1
     _held.fds[key] = fd
+    if intent.pending(key):  # a writer was killed mid-split: settle it before anything else is written
+        with _recovered_lock:
+            _recovered.extend(intent.recover(Path(key)))
+    if changes.has_pending(key):  # … or before its journal line: journal what it wrote
+        recorder.recover(key)
+
+
+_recovered: list[str] = []
+_recovered_lock = threading.Lock()
+
+
+def recovered() -> list[str]:
+    """What the write lock's holders settled of writes killed halfway (interrupted splits) since last asked."""
+    with _recovered_lock:
+        out = list(_recovered)
+        _recovered.clear()
+    return out
 
 
 def _release(root: Path) -> None:
@@ -444,6 +461,7 @@ def recording(
     summary: str = "",
     undoes: tuple[str, ...] = (),
     autocommit: bool = False,
+    actor: str | None = None,
 ) -> Iterator[recorder.Recording]:
     """Journal every tracked-file write inside as one change of ``command`` (memtree.notes.recorder).
 
@@ -459,7 +477,7 @@ def recording(
 
     try:
         with recorder.recording(
-            root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, on_first_write=pin
+            root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, on_first_write=pin, actor=actor
         ) as rec:
             yield rec
     finally:
@@ -644,6 +662,7 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
                 os.fsync(fd)
         os.close(fd)
         fd = -1
+        recorder.saving(root, path, current, written)  # the journal is written ahead
         os.replace(tmp, path)
     except BaseException as exc:
         if fd >= 0:
@@ -698,6 +717,7 @@ def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> 
             before = f.read()
         if not before.startswith(snap.data or b""):
             return None  # not a pure growth of what memtree read: the rename path decides
+        recorder.saving(root, snap.path, before, before + tail)
         try:
             _write_all(fd, tail)
             if durable:
@@ -726,6 +746,7 @@ def remove(root: Path, snap: Snapshot) -> bool:
         raise refused(snap.rel, exc) from None
     if current != snap.data:
         raise ChangedOnDisk(f"{snap.rel} changed on disk after memtree read it; nothing was removed")
+    recorder.saving(root, snap.path, current, None)
     try:
         os.unlink(snap.path)
     except FileNotFoundError:

@@ -53,6 +53,7 @@ FORWARDED_ENV = (
     "CLICOLOR_FORCE",
     "TTY_COMPATIBLE",
     "TTY_INTERACTIVE",
+    "MEMTREE_ACTOR",  # who wrote: `undo` takes the caller's own changes
 )
 """The caller's variables that shape human output (rich reads them); the daemon sets them per command."""
 

@@ -1,22 +1,25 @@
 """`memtree check`: what a pre-commit hook refuses — oversized or unindexable notes, index problems, secrets.
 
-Problems are values (``Problem``), found without writing anything; ``--fix`` then splits the
-oversized bank notes, removes the temp files a killed write left behind and re-runs `memtree
-index`, which adds nodes for notes that have none and drops nodes whose file is gone, and drops the
-category nodes left with no note (memtree.write.catalog.empty_categories). Secrets are
-reported, never rewritten behind the user's back.
+Problems are values (``Problem``), found without writing anything; ``--fix`` then settles an
+interrupted split (memtree.notes.intent) and removes the copies one left (:func:`split_copies`),
+splits the oversized bank notes, removes the temp files a killed write left behind, cuts parent
+cycles of the tree and re-runs `memtree index`, which adds nodes for notes that have none and drops
+nodes whose file is gone, and drops the category nodes left with no note
+(memtree.write.catalog.empty_categories). Secrets are reported, never rewritten behind the user's back.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from memtree.config import Settings
 from memtree.errors import TreeError
-from memtree.notes import store
+from memtree.notes import intent, store
 from memtree.notes import tree as treemod
+from memtree.notes.entries import SPLIT_MARKER as MARKER
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
     kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "empty-category", "secret", "leftover",
-    # "not-utf8", "nfc-twin"
+    # "not-utf8", "nfc-twin", "split-copy", "split-interrupted"
     path: str
     detail: str
     fixable: bool = False
@@ -75,6 +78,13 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         tree = treemod.load(root, check_files=False)
     except TreeError as exc:
         return [*problems, Problem("tree", treemod.TREE_FILE, str(exc), isinstance(exc, treemod.TreeCycle))]
+    if intent.pending(root):
+        detail = "a split was killed halfway; the next write or `check --fix` finishes or rolls it back"
+        problems.append(Problem("split-interrupted", intent.INTENT_FILE, detail, True))
+    for copy, source in split_copies(root, [f.path for f in disk if f.tier == "bank"]):
+        if wanted is None or copy in wanted or source in wanted:
+            detail = f"a copy left by an interrupted split of {source}: every line of it is still there"
+            problems.append(Problem("split-copy", copy, detail, True))
     on_disk = {f.path for f in disk}
     for node in tree.nodes:
         if node.path and node.path not in on_disk and not (root / node.path).is_file():
@@ -114,3 +124,41 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         ):
             problems.append(Problem("no-node", f.path, "no node in tree-index.json", True))
     return [*problems, *secrets]
+
+
+def split_copies(root: Path, bank: list[str]) -> list[tuple[str, str]]:
+    """(copy, source) for each note an interrupted split left behind: a note in a note's folder
+    (``x/part.md`` beside ``x.md``) that neither it nor its index notes link to, every line of which
+    is still in the source or its other parts. Why: a split killed between writing the parts and
+    rewriting the source (before splits were all or nothing) left every moved entry twice.
+    """
+    notes = set(bank)
+    found: list[tuple[str, str]] = []
+    for source in bank:
+        stem = source.rsplit(".", 1)[0]
+        parts = [p for p in bank if p.startswith(stem + "/") and "/" not in p[len(stem) + 1 :]]
+        if not parts or source not in notes:
+            continue
+        texts = {p: _text(root, p) for p in [source, *parts]}
+        folder = stem.rsplit("/", 1)[-1]
+        links = texts[source]
+        indexes = "".join(t for p, t in texts.items() if p != source and t.startswith(MARKER))
+        counts = Counter(line.strip() for t in texts.values() for line in t.splitlines())
+        for part in parts:
+            name = part[len(stem) + 1 :]
+            linked = f"]({folder}/{name})" in links or f"](<{folder}/{name}>)" in links
+            if linked or f"]({name})" in indexes or f"](<{name}>)" in indexes or texts[part].startswith(MARKER):
+                continue
+            own = Counter(line.strip() for line in texts[part].splitlines())
+            lines = [line for line in own if line]
+            if lines and all(counts[line] > own[line] for line in lines):
+                found.append((part, source))
+                counts -= own  # Why: of two copies of each other, one stays
+    return found
+
+
+def _text(root: Path, rel: str) -> str:
+    try:
+        return store.read_note(root / rel)
+    except (OSError, UnicodeDecodeError):
+        return ""

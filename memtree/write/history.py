@@ -5,19 +5,25 @@ Both read the change journal (memtree.notes.changes, ``.memtree/changes.jsonl``)
 - **history** lists the journaled changes, newest first — all of them, or those of one node, note
   or entry id — and, when the root is in a git repository, the commits of that path (git log,
   read-only; skipped when git is not installed or there is no repository).
-- **undo N** reverts the last N journaled changes, newest first, each only if every file it touched
-  is still exactly as that change left it (its SHA-256): a file edited since by a person or another
-  program stops the whole undo with one line naming it, and nothing is written. All N are checked
-  before the first byte is written. An undo is journaled like any write and counts as the newest
-  change: `undo` right after an undo redoes what it reverted.
+- **undo N** reverts the caller's last N journaled changes (each change names its actor:
+  memtree.notes.recorder.who), newest first; ``undo --id`` the one named. A file no other change
+  touched since is checked by hash: edited since by a person or another program, the whole undo
+  stops with one line naming it, and nothing is written. A file that later changes by others
+  touched too keeps theirs: the caller's lines are put back where those changes moved them, and
+  the undo is refused (one line naming the change) when one of them touched the same lines or
+  entries. All N are checked before the first byte is written. An undo is journaled like any write
+  and counts as the caller's newest change: `undo` right after an undo redoes what it reverted.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import orjson
 
 from memtree.errors import MemtreeError, QueryError, StaleUndo
 from memtree.notes import changes, entries, git, store
@@ -119,22 +125,35 @@ def _written(root: Path, entry_id: str) -> bool:
 # --- undo -----------------------------------------------------------------------------------------
 
 
-def undo(state: RootState, count: int, now: datetime, dry_run: bool = False) -> Undone:
-    """Revert the last ``count`` journaled changes, newest first (see the module docstring)."""
+def undo(state: RootState, count: int, now: datetime, dry_run: bool = False, change_id: str | None = None) -> Undone:
+    """Revert the caller's last ``count`` journaled changes (or the one ``change_id`` names), newest
+    first, past later changes by others that touch other lines (see the module docstring)."""
+    from memtree.notes.recorder import who
     from memtree.write.verbs import recording
 
     if count < 1:
         raise QueryError(f"undo takes how many changes to revert, at least 1 (got {count})")
+    me = who(state.actor)
     with store.write_lock(state.root):
         journal = changes.load(state.root)
-        if not journal:
-            raise QueryError(
-                f"nothing to undo: no memtree write is journaled in {changes.STATE_DIR}/{changes.JOURNAL_FILE}"
-            )
-        if count > len(journal):
-            raise QueryError(f"undo {count}: only {len(journal)} memtree write(s) are journaled; nothing was written")
-        picked = tuple(reversed(journal[-count:]))
-        snaps, wanted = _plan(state.root, picked)
+        if change_id is not None:
+            picked = tuple(c for c in journal if c.id == change_id.strip())
+            if not picked:
+                raise QueryError(f"undo --id {change_id}: no such change in the journal (see `memtree history`)")
+        else:
+            # Why "" too: journals written before changes named their actor
+            mine = [c for c in journal if c.actor in (me, "")]
+            if not mine:
+                raise QueryError(
+                    f"nothing to undo: no memtree write by {me} is journaled in "
+                    f"{changes.STATE_DIR}/{changes.JOURNAL_FILE} (`undo --id` takes anyone's)"
+                )
+            if count > len(mine):
+                raise QueryError(
+                    f"undo {count}: only {len(mine)} memtree write(s) by {me} are journaled; nothing was written"
+                )
+            picked = tuple(reversed(mine[-count:]))
+        snaps, wanted = _plan(state.root, journal, picked)
         paths = tuple(p for p in _order(wanted) if wanted[p] != snaps[p].data)
         if dry_run:
             return Undone(picked, paths, None, True)
@@ -156,29 +175,113 @@ def undo(state: RootState, count: int, now: datetime, dry_run: bool = False) -> 
     return Undone(picked, paths, rec.change.id if rec.change else None, False)
 
 
-def _plan(root: Path, picked: tuple[Change, ...]) -> tuple[dict[str, store.Snapshot], dict[str, bytes | None]]:
-    """Each file as it is now and as the undo leaves it; StaleUndo when one changed since its write."""
+def _plan(
+    root: Path, journal: list[Change], picked: tuple[Change, ...]
+) -> tuple[dict[str, store.Snapshot], dict[str, bytes | None]]:
+    """Each file as it is now and as the undo leaves it; StaleUndo when it cannot be reverted.
+
+    A file no change but the picked ones touched since is stepped back change by change, each
+    checked by hash. One that a later change kept (someone else's) touched too is rebased: each
+    picked change's lines are found where the later changes moved them and put back as they were,
+    refused when a later change touched those lines or the same entries.
+    """
+    chosen = {c.id for c in picked}
+    at = {c.id: i for i, c in enumerate(journal)}
+    oldest = min(at[c.id] for c in picked)
+    later = [c for c in journal[oldest:] if c.id not in chosen]  # kept changes newer than the oldest picked
+    for change in picked:
+        for other in later:
+            shared = set(change.ids) & set(other.ids)
+            if at[other.id] > at[change.id] and shared:
+                raise _refused(change, other, f"the same entries ({', '.join(sorted(shared)[:3])})")
     snaps: dict[str, store.Snapshot] = {}
     wanted: dict[str, bytes | None] = {}
-    for change in picked:
-        for f in reversed(change.files):
-            if not store.memtree_writes(f.path):
-                raise MemtreeError(
-                    f"cannot undo {change.id}: the journal names {f.path}, a file memtree never writes "
-                    f"(a planted or damaged {changes.STATE_DIR}/{changes.JOURNAL_FILE}?); nothing was written"
-                )
-            if f.path not in snaps:
-                snaps[f.path] = store.read(root, f.path)
-                wanted[f.path] = snaps[f.path].data
-            current = wanted[f.path]
-            if (None if current is None else changes.digest(current)) != f.after:
-                how = "is gone" if current is None else "changed"
-                raise StaleUndo(
-                    f"cannot undo {change.id} ({change.command}, {change.time}): {f.path} {how} since that write "
-                    "(by hand or by another program); nothing was written"
-                )
-            wanted[f.path] = f.before_bytes(current)
+    for path in dict.fromkeys(f.path for c in picked for f in reversed(c.files)):
+        if not store.memtree_writes(path):
+            raise MemtreeError(
+                f"cannot undo: the journal names {path}, a file memtree never writes "
+                f"(a planted or damaged {changes.STATE_DIR}/{changes.JOURNAL_FILE}?); nothing was written"
+            )
+        snaps[path] = store.read(root, path)
+        first = min(at[c.id] for c in picked if path in c.paths)
+        edits = [(c, f) for c in journal[first:] for f in c.files if f.path == path]
+        if all(c.id in chosen for c, _ in edits):
+            wanted[path] = _stepped_back(snaps[path].data, [(c, f) for c, f in reversed(edits)])
+        else:
+            wanted[path] = _rebased(path, snaps[path].data, edits, chosen)
     return snaps, wanted
+
+
+def _stale(change: Change, path: str, gone: bool) -> StaleUndo:
+    how = "is gone" if gone else "changed"
+    return StaleUndo(
+        f"cannot undo {change.id} ({change.command}, {change.time}): {path} {how} since that write "
+        "(by hand or by another program); nothing was written"
+    )
+
+
+def _refused(change: Change, other: Change, what: str) -> StaleUndo:
+    by = other.actor or "another writer"
+    return StaleUndo(
+        f"cannot undo {change.id} ({change.command}, {change.time}): a later change by {by} "
+        f"({other.id}, {other.command}) touches {what}; nothing was written"
+    )
+
+
+def _stepped_back(current: bytes | None, newest_first: list[tuple[Change, changes.FileChange]]) -> bytes | None:
+    """The file before the given changes (all of them undone), each checked by hash."""
+    for change, f in newest_first:
+        if (None if current is None else changes.digest(current)) != f.after:
+            raise _stale(change, f.path, current is None)
+        current = f.before_bytes(current)
+    return current
+
+
+def _rebased(
+    path: str, current: bytes | None, edits: list[tuple[Change, changes.FileChange]], chosen: set[str]
+) -> bytes:
+    """The file with the chosen changes' lines put back, the other changes' kept (see :func:`_plan`)."""
+    # every change since the first picked one is journaled: the hashes chain up to the file as it is
+    for (c, f), (_, g) in itertools.pairwise(edits):
+        if g.before != f.after:
+            raise _stale(c, path, g.before is None)
+    last, f_last = edits[-1]
+    if current is None or changes.digest(current) != f_last.after:
+        raise _stale(last, path, current is None)
+    # each edit as (start, old length, new length), in the coordinates of the file before it
+    spans: list[tuple[int, int, int]] = []
+    size = len(current)
+    for c, f in reversed(edits):
+        if f.before is None or f.after is None:
+            kept = next(k for k, _ in edits if k.id not in chosen)
+            raise _refused(c, kept, f"{path}, which it {'created' if f.before is None else 'removed'}")
+        old = len(f.was)
+        spans.append((f.head, old, size - f.head - f.tail))
+        size = f.head + old + f.tail
+    spans.reverse()
+    puts: list[tuple[int, int, bytes]] = []
+    for i, (c, f) in enumerate(edits):
+        if c.id not in chosen:
+            continue
+        start, _, new = spans[i]
+        s, e = start, start + new
+        for j in range(i + 1, len(edits)):
+            at, old, grown = spans[j]
+            if at + old <= s:
+                s, e = s + grown - old, e + grown - old
+            elif at < e:  # it changed some of those lines (one after them or at their end leaves them be)
+                raise _refused(c, edits[j][0], f"the same lines of {path}")
+        puts.append((s, e, f.was))
+    out = current
+    for s, e, was in sorted(puts, reverse=True):
+        out = out[:s] + was + out[e:]
+    if path.endswith(".json"):
+        try:
+            orjson.loads(out)
+        except ValueError:
+            kept = next(k for k, _ in edits if k.id not in chosen)
+            raise _refused(edits[0][0], kept, path) from None
+    return out
 
 
 def _order(wanted: dict[str, bytes | None]) -> list[str]:

@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from memtree.config import SPLIT_MAX_BYTES
 from memtree.errors import MemtreeError
 from memtree.index.chunk_index import KEYWORD_MIN_TF
-from memtree.notes import store
+from memtree.notes import intent, store
 from memtree.notes.chunks import _blocks, _heading_level, _indent, split_frontmatter
 from memtree.notes.entries import SPLIT_MARKER, strip_meta
 from memtree.notes.tree import TREE_FILE, Node, Tree, check_path, validate
@@ -361,7 +361,9 @@ def child_keywords(
 def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX_BYTES) -> SplitResult:
     """Split a bank note on disk: children first, then the parent; the tree gains the child nodes.
 
-    Call it under the root's write lock; the caller saves the returned tree (nothing here does).
+    All or nothing: its intent is recorded first (memtree.notes.intent), so a split killed between
+    the children and the parent is rolled back by the next writer. Call it under the root's write
+    lock; the caller saves the returned tree (nothing here does).
     """
     check_path(rel_path, "split")
     rel = PurePosixPath(rel_path)
@@ -414,11 +416,16 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
         parent = replace(node, children=tuple(sorted({*node.children, *ids})))
         new_tree = validate([parent if n.id == node.id else n for n in tree.nodes] + kids)
     written: list[store.Snapshot] = []
+    new = [(p, store.read(root, p), c.text.encode()) for c, p in zip(plan.files, paths)]
+    new = [(p, child, data) for p, child, data in new if not child.exists]  # an identical file is kept
+    # Why written ahead: killed between the children and the parent, the next writer rolls it back
     try:
-        for c, p in zip(plan.files, paths):
-            child = store.read(root, p)
-            if not child.exists:  # an identical file is left as it is (a split interrupted earlier)
-                written.append(store.save(root, child, c.text.encode()))
+        intent.begin(root, rel_path, snap.data or b"", plan.parent_text.encode(), [(p, d) for p, _, d in new])
+    except OSError as exc:
+        raise store.refused(intent.INTENT_FILE, exc) from None
+    try:
+        for _, child, data in new:
+            written.append(store.save(root, child, data))
         # appended lines (a person typing at the end) stay at the parent's end; any other change
         # since the read undoes the children and raises ChangedOnDisk for the caller to retry
         store.save(root, snap, plan.parent_text.encode())
@@ -426,5 +433,7 @@ def split_file(root: Path, rel_path: str, tree: Tree, max_bytes: int = SPLIT_MAX
         for done in written:  # Why: the parent still holds everything; a child left behind would repeat it
             with contextlib.suppress(MemtreeError):
                 store.remove(root, done)  # journaled, so the change nets out to nothing
+        intent.end(root)
         raise
+    intent.end(root)
     return SplitResult(new_tree, rel_path, tuple(paths), tuple(ids), tuple(warnings))

@@ -56,7 +56,9 @@ def recording(
     """Journal the writes inside as one change of ``command`` (memtree.notes.changes), committed to git
     when the root's ``git.autocommit`` is on."""
     autocommit = state.settings.git.autocommit
-    return store.recording(state.root, command, now, summary=summary, undoes=undoes, autocommit=autocommit)
+    return store.recording(
+        state.root, command, now, summary=summary, undoes=undoes, autocommit=autocommit, actor=state.actor
+    )
 
 
 def index(
@@ -268,6 +270,25 @@ def cut_cycles(state: RootState) -> list[str]:
     cut = treemod.cut_cycles(state.root)
     state.forget_tree()
     return cut
+
+
+def repair_splits(state: RootState, now: datetime | None = None) -> list[str]:
+    """Settle a split a killed writer left halfway, and remove the copies one left by older memtree
+    (memtree.write.check.split_copies); returns what was done, one line each."""
+    from memtree.write.check import split_copies
+
+    done: list[str] = []
+    with store.write_lock(state.root), recording(state, "check --fix", now, summary="interrupted split repaired"):
+        done += store.recovered()  # taking the lock settled an interrupted split
+        disk, _ = store.walk(state.root, ("bank",))
+        for copy, source in split_copies(state.root, [f.path for f in disk]):
+            with contextlib.suppress(ChangedOnDisk):
+                store.remove(state.root, store.read(state.root, copy))
+                done.append(f"removed {copy}, a copy left by an interrupted split of {source}")
+    if done:
+        state.forget_tree()
+        state.refresh()
+    return done
 
 
 def split(
