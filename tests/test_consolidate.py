@@ -274,6 +274,7 @@ def test_consolidate_cli(tmp_path: Path) -> None:
 
 # --- never two facts in one: the guard, the labelled look-alikes, the archive, read-only roots ---
 
+REASONS = ("number", "negation", "name", "date", "state", "order", "unit", "region", "environment")
 LOOKALIKES = [
     json.loads(line)
     for line in (Path(__file__).parent / "data" / "lookalike_pairs.jsonl").read_text(encoding="utf-8").splitlines()
@@ -307,6 +308,20 @@ LOOKALIKES = [
         ("주간 회의는 매주 월요일 오전 10시다", "주간 회의는 매주 화요일 오전 10시다", "date"),
         ("릴리스 동결은 12월 16일부터다", "릴리스 동결은 12월 18일부터다", "date"),
         ("배포 승인은 오늘까지 받아야 한다", "배포 승인은 내일까지 받아야 한다", "date"),
+        # issue 27: states, order, units and regions that terms() alone does not see
+        ("The new-checkout feature flag is off in production", "The new-checkout feature flag is on in production", "state"),
+        ("SSO login is enabled for contractors", "SSO login is disabled for contractors", "state"),
+        ("The policy allows uploads from partners", "The policy denies uploads from partners", "state"),
+        ("결제 기능 플래그는 운영에서 켜짐", "결제 기능 플래그는 운영에서 꺼짐", "state"),
+        ("외부 업로드는 허용한다", "외부 업로드는 차단한다", "state"),
+        ("Run the migrations before the deploy", "Run the migrations after the deploy", "order"),
+        ("마이그레이션은 배포 전에 돌린다", "마이그레이션은 배포 후에 돌린다", "order"),
+        ("The search timeout is 500 ms", "The search timeout is 500 s", "unit"),
+        ("캐시 만료는 30초다", "캐시 만료는 30분이다", "unit"),
+        ("Customer data is stored in the EU", "Customer data is stored in the US", "region"),
+        ("고객 데이터는 유럽에 저장한다", "고객 데이터는 미국에 저장한다", "region"),
+        ("Use the staging key for load tests", "Use the production key for load tests", "environment"),
+        ("부하 테스트는 스테이징에서 한다", "부하 테스트는 운영에서 한다", "environment"),
     ],
 )
 def test_the_guard_names_the_fact_that_differs(a: str, b: str, why: str) -> None:
@@ -328,6 +343,10 @@ def test_the_guard_names_the_fact_that_differs(a: str, b: str, why: str) -> None
         ("로그는 Datadog으로 보낸다", "로그는 Datadog으로 보냄"),
         ("회의록 작성은 박지훈 님이 맡는다", "회의록 작성을 박지훈 님은 맡는다"),
         ("Redis 풀은 50으로 둔다", "Redis 풀은 50으로 둔다, 확인함"),  # a clause on one side only
+        ("The search timeout is 500 ms", "The search timeout is 500 milliseconds"),  # one unit, two spellings
+        ("Let us know before the deploy", "Let us know before the deploy to the EU"),  # `us`, no region; an added one
+        ("The flag is on in production", "The flag is on in production, off in staging"),  # an added clause
+        ("잠금 해제는 관리자만 한다", "잠금 해제는 관리자만 한다."),
     ],
 )
 def test_the_guard_lets_one_fact_written_twice_through(a: str, b: str) -> None:
@@ -340,14 +359,16 @@ def test_lookalike_pairs_file_is_well_formed_and_balanced() -> None:
         assert set(p) == {"a", "b", "same", "why", "lang"} and isinstance(p["same"], bool), p
         assert p["a"].strip() and p["b"].strip() and p["a"] != p["b"] and p["lang"] in ("en", "ko", "mixed")
         if not p["same"]:
-            assert p["why"] in ("number", "negation", "name", "date"), p
+            assert p["why"] in REASONS, p
     distinct = [p for p in LOOKALIKES if not p["same"]]
     assert len(distinct) >= 40 and len(LOOKALIKES) - len(distinct) >= 20
     assert {p["lang"] for p in distinct} >= {"en", "ko"} and {p["lang"] for p in LOOKALIKES if p["same"]} >= {
         "en",
         "ko",
     }
-    assert Counter(p["why"] for p in distinct).keys() == {"number", "negation", "name", "date"}
+    assert Counter(p["why"] for p in distinct).keys() == set(REASONS)
+    for why in ("state", "order", "unit", "region", "environment"):  # issue 27: each kind in both languages
+        assert {p["lang"] for p in distinct if p["why"] == why} >= {"en", "ko"}, why
 
 
 def test_the_guard_separates_every_labelled_lookalike_pair() -> None:
