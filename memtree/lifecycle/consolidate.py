@@ -18,10 +18,14 @@ Auto-extracted entries older than ``consolidate.prune_days`` (90) and recalled f
 ``consolidate.prune_min_recalls`` times (3) become archive candidates (memtree.lifecycle.aging;
 `memtree decay --archive` moves them).
 
-Candidate pairs come from prefix filtering — two sets with Jaccard ≥ t share one of the
-rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — so a note of thousands of entries is not compared
-pair by pair. Single-flight: a second run while one holds ``.memtree/consolidate.lock`` stops
-with a message; each run records its time, counts and error in ``.memtree/consolidate.json``.
+Candidate pairs come from hashing (identical bigram sets) and prefix filtering — two sets with
+Jaccard ≥ t share one of the rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — with at most
+POSTING_SCAN entries looked at per bigram, so a note of thousands of entries is not compared pair by
+pair. Each note is planned without the root's write lock, then applied under it to the note as it
+is then (planned again when it changed): writes to other notes go on while a big note is planned.
+Each note's merges are one change in the journal. Single-flight: a second run while one holds
+``.memtree/consolidate.lock`` stops with a message; each run records its time, counts and error in
+``.memtree/consolidate.json``.
 On a read-only root a dry run goes without the lock and the record; a real run stops with
 :class:`ReadOnlyRoot` before it writes anything.
 
