@@ -160,6 +160,10 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _holds_both(kept: str, pair: dict[str, str]) -> bool:
+    return not sim.lost_words(kept, pair["a"]) and not sim.lost_words(kept, pair["b"])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pairs", nargs="?", type=Path, default=DEFAULT_PAIRS, help="JSON lines (default: %(default)s)")
@@ -203,6 +207,17 @@ def main(argv: list[str] | None = None) -> int:
         rows.append([lang, str(len(idx)), *metric_cells(m)])
     print("## similarity per language\n")
     print(md_table(["lang", "pairs", *METRIC_HEADER], rows) + "\n")
+    # add merges only when the text it keeps (the longer, else the other) holds every content word of both
+    over = [i for i in range(len(pairs)) if scores[CHOSEN][i] >= args.merge]
+    kept_apart = [i for i in over if not any(_holds_both(k, pairs[i]) for k in (pairs[i]["a"], pairs[i]["b"]))]
+    dups = [i for i, lab in enumerate(labels) if lab == "duplicate"]
+    merged = [i for i in dups if i in over and i not in kept_apart]
+    print(
+        "add's safety net (a merge keeps a text only when it holds every content word of both, "
+        f"else both are kept as a conflict): {len(kept_apart)} of {len(over)} pairs over the merge threshold "
+        f"kept apart ({sum(labels[i] == 'duplicate' for i in kept_apart)} labelled duplicate); "
+        f"duplicates merged by add {len(merged)} of {len(dups)} ({len(merged) / len(dups):.3f}).\n"
+    )
     long_pair = [(LONG_A, LONG_B)] * 500
     total = per_pair_us(sim.similarity, long_pair, rounds=15)
     tokens = per_pair_us(lambda a, b: (sim.term_set(a), sim.term_set(b)), long_pair, rounds=15)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`memtree consolidate` on look-alike pairs: does it merge distinct facts, and does it lose text?
+"""`memtree consolidate` and `memtree add` on look-alike pairs: do they merge distinct facts, lose text?
 
     python bench/lookalike.py [PAIRS] [--keep DIR]
 
@@ -11,6 +11,10 @@ merges within a bank), in a fresh memory root; the real ``MemTree.consolidate`` 
 Printed as Markdown: distinct-fact pairs merged (must be 0), true duplicates merged (recall), per
 reason; hand-written texts found in neither the note nor bank/_archive/ afterwards (must be 0);
 and, for comparison, what the rule without the guard (bigram Jaccard ≥ 0.85 alone) would merge.
+Then the add path: in another fresh root, ``MemTree.add(a)`` then ``MemTree.add(b)`` into a note of
+their own; a merge or duplicate answer for a distinct pair drops a fact (must be 0), one for a true
+duplicate is recall; a text is lost when no note holds it and the entry that absorbed it lacks one
+of its content words (memtree.write.similarity.lost_words; must be 0).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from pathlib import Path
 from memtree import MemTree
 from memtree.config import CONSOLIDATE_JACCARD
 from memtree.lifecycle import aging, consolidate
+from memtree.notes import entries
+from memtree.write.retain import Conflict, Created
+from memtree.write.similarity import lost_words
 
 DEFAULT_PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "lookalike_pairs.jsonl"
 
@@ -49,6 +56,23 @@ def survives(root: Path, i: int, text: str) -> tuple[bool, bool]:
     kept = {ln.rstrip() for ln in archive.read_text(encoding="utf-8").split("\n")} if archive.exists() else set()
     entry = f"- {text}".rstrip()  # a rewritten entry loses trailing spaces only
     return entry in lines, entry in kept
+
+
+def add_path(root: Path, pairs: list[dict]) -> tuple[list[bool], int, Counter[str]]:
+    """Add a then b to pair i's own note; whether b was merged (or called a duplicate), texts lost, decisions."""
+    build(root, [])
+    mt = MemTree(root, refresh_interval=0)
+    merged, lost, kinds = [], 0, Counter()
+    for i, p in enumerate(pairs):
+        to = f"add-{i:03d}/note"
+        mt.add(p["a"], to=to)
+        decision = mt.add(p["b"], to=to)
+        kinds[type(decision).__name__] += 1
+        merged.append(not isinstance(decision, Created | Conflict))
+        note = (root / f"bank/{to}.md").read_text(encoding="utf-8")
+        kept = [e.content for e in entries.parse_entries(note)]
+        lost += sum(text not in kept and all(lost_words(k, text) for k in kept) for text in (p["a"], p["b"]))
+    return merged, lost, kinds
 
 
 def main() -> int:
@@ -99,13 +123,36 @@ def main() -> int:
     ):
         rows = [i for i, p in enumerate(pairs) if (p["why"], p["same"]) == (why, is_same)]
         print(f"| {why} | {is_same} | {n} | {sum(merged[i] for i in rows)} | {sum(unguarded[i] for i in rows)} |")
-    wrong = [i for i in distinct if merged[i]] + [i for i in same if not merged[i]]
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        added, lost_by_add, kinds = add_path(Path(tmp) / "add", pairs)
+        add_seconds = time.perf_counter() - started
+    print(f"\n## add a, then add b, to one note ({2 * len(pairs)} adds, {add_seconds:.1f} s)\n")
+    print("| | pairs | b merged into a, or called a duplicate |")
+    print("|---|---|---|")
+    print(f"| distinct facts (must stay apart) | {len(distinct)} | {sum(added[i] for i in distinct)} |")
+    n_same = sum(added[i] for i in same)
+    print(f"| true duplicates (recall) | {len(same)} | {n_same} ({n_same / len(same):.3f}) |")
+    print(
+        f"\nanswers to the second add: {', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}; "
+        f"texts lost (in no entry, and their words not in the one that took them): {lost_by_add}\n"
+    )
+    print("| why | same | pairs | merged by add |")
+    print("|---|---|---|---|")
+    for (why, is_same), n in sorted(
+        Counter((p["why"], p["same"]) for p in pairs).items(), key=lambda x: (x[0][1], x[0][0])
+    ):
+        rows = [i for i, p in enumerate(pairs) if (p["why"], p["same"]) == (why, is_same)]
+        print(f"| {why} | {is_same} | {n} | {sum(added[i] for i in rows)} |")
+    wrong = [i for i in distinct if merged[i] or added[i]] + [i for i in same if not (merged[i] and added[i])]
     if wrong:
-        print("\npairs on the wrong side (distinct merged, or duplicates left apart):\n")
+        print("\npairs on the wrong side (distinct merged, or duplicates left apart by consolidate / add):\n")
         for i in wrong:
             p = pairs[i]
-            print(f"- {'same' if p['same'] else 'distinct'} ({p['why']}): {p['a']} | {p['b']}")
-    return 0 if lost == 0 and not any(merged[i] for i in distinct) else 1
+            by = "/".join(w for w, hit in (("consolidate", merged[i]), ("add", added[i])) if hit != p["same"])
+            print(f"- {'same' if p['same'] else 'distinct'} ({p['why']}, {by}): {p['a']} | {p['b']}")
+    ok = lost == 0 and lost_by_add == 0 and not any(merged[i] or added[i] for i in distinct)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from memtree.cli.app import app
 from memtree.config import CONSOLIDATE_JACCARD
 from memtree.errors import MemtreeError
 from memtree.lifecycle import aging, consolidate
+from memtree.notes import entries
 from memtree.write.similarity import distinct_facts, similarity
 
 DAY = 86_400
@@ -252,7 +253,7 @@ def test_a_failed_run_is_recorded_for_status(tmp_path: Path, monkeypatch: pytest
     def broken(*_: object, **__: object) -> int:
         raise OSError("disk full")
 
-    monkeypatch.setattr(consolidate, "apply", broken)
+    monkeypatch.setattr(consolidate, "apply_note", broken)
     with pytest.raises(OSError):
         mt.consolidate()
     state = consolidate.last_run(root)
@@ -274,6 +275,7 @@ def test_consolidate_cli(tmp_path: Path) -> None:
 
 # --- never two facts in one: the guard, the labelled look-alikes, the archive, read-only roots ---
 
+REASONS = ("number", "negation", "name", "date", "state", "order", "unit", "region", "environment")
 LOOKALIKES = [
     json.loads(line)
     for line in (Path(__file__).parent / "data" / "lookalike_pairs.jsonl").read_text(encoding="utf-8").splitlines()
@@ -307,6 +309,20 @@ LOOKALIKES = [
         ("주간 회의는 매주 월요일 오전 10시다", "주간 회의는 매주 화요일 오전 10시다", "date"),
         ("릴리스 동결은 12월 16일부터다", "릴리스 동결은 12월 18일부터다", "date"),
         ("배포 승인은 오늘까지 받아야 한다", "배포 승인은 내일까지 받아야 한다", "date"),
+        # issue 27: states, order, units and regions that terms() alone does not see
+        ("The checkout feature flag is off in production", "The checkout feature flag is on in production", "state"),
+        ("SSO login is enabled for contractors", "SSO login is disabled for contractors", "state"),
+        ("The policy allows uploads from partners", "The policy denies uploads from partners", "state"),
+        ("결제 기능 플래그는 운영에서 켜짐", "결제 기능 플래그는 운영에서 꺼짐", "state"),
+        ("외부 업로드는 허용한다", "외부 업로드는 차단한다", "state"),
+        ("Run the migrations before the deploy", "Run the migrations after the deploy", "order"),
+        ("마이그레이션은 배포 전에 돌린다", "마이그레이션은 배포 후에 돌린다", "order"),
+        ("The search timeout is 500 ms", "The search timeout is 500 s", "unit"),
+        ("캐시 만료는 30초다", "캐시 만료는 30분이다", "unit"),
+        ("Customer data is stored in the EU", "Customer data is stored in the US", "region"),
+        ("고객 데이터는 유럽에 저장한다", "고객 데이터는 미국에 저장한다", "region"),
+        ("Use the staging key for load tests", "Use the production key for load tests", "environment"),
+        ("부하 테스트는 스테이징에서 한다", "부하 테스트는 운영에서 한다", "environment"),
     ],
 )
 def test_the_guard_names_the_fact_that_differs(a: str, b: str, why: str) -> None:
@@ -328,6 +344,10 @@ def test_the_guard_names_the_fact_that_differs(a: str, b: str, why: str) -> None
         ("로그는 Datadog으로 보낸다", "로그는 Datadog으로 보냄"),
         ("회의록 작성은 박지훈 님이 맡는다", "회의록 작성을 박지훈 님은 맡는다"),
         ("Redis 풀은 50으로 둔다", "Redis 풀은 50으로 둔다, 확인함"),  # a clause on one side only
+        ("The search timeout is 500 ms", "The search timeout is 500 milliseconds"),  # one unit, two spellings
+        ("Let us know before the deploy", "Let us know before the deploy to the EU"),  # `us`, no region; an added one
+        ("The flag is on in production", "The flag is on in production, off in staging"),  # an added clause
+        ("잠금 해제는 관리자만 한다", "잠금 해제는 관리자만 한다."),
     ],
 )
 def test_the_guard_lets_one_fact_written_twice_through(a: str, b: str) -> None:
@@ -340,14 +360,16 @@ def test_lookalike_pairs_file_is_well_formed_and_balanced() -> None:
         assert set(p) == {"a", "b", "same", "why", "lang"} and isinstance(p["same"], bool), p
         assert p["a"].strip() and p["b"].strip() and p["a"] != p["b"] and p["lang"] in ("en", "ko", "mixed")
         if not p["same"]:
-            assert p["why"] in ("number", "negation", "name", "date"), p
+            assert p["why"] in REASONS, p
     distinct = [p for p in LOOKALIKES if not p["same"]]
     assert len(distinct) >= 40 and len(LOOKALIKES) - len(distinct) >= 20
     assert {p["lang"] for p in distinct} >= {"en", "ko"} and {p["lang"] for p in LOOKALIKES if p["same"]} >= {
         "en",
         "ko",
     }
-    assert Counter(p["why"] for p in distinct).keys() == {"number", "negation", "name", "date"}
+    assert Counter(p["why"] for p in distinct).keys() == set(REASONS)
+    for why in ("state", "order", "unit", "region", "environment"):  # issue 27: each kind in both languages
+        assert {p["lang"] for p in distinct if p["why"] == why} >= {"en", "ko"}, why
 
 
 def test_the_guard_separates_every_labelled_lookalike_pair() -> None:
@@ -453,3 +475,69 @@ def test_notes_that_cannot_be_written_stop_with_read_only_and_lose_nothing(
             root, consolidate.plan(root, ["bank/infra/pool.md", "bank/infra/redis.md"], CONSOLIDATE_JACCARD), now=NOW
         )
     assert snapshot(root) == before
+
+
+# --- issue 27 item 11: consolidate compares near-linearly and lets writes to other notes proceed ---
+
+
+def test_a_big_note_is_parsed_a_few_times_not_once_per_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [f"- Fact {i} of the payments runbook, step {i} of many" for i in range(400)]
+    lines += [line + "." for line in lines[:300]]  # 300 restatements to merge
+    root = write_root(tmp_path, {"bank/big/note.md": "# Big\n\n" + "\n".join(lines) + "\n"})
+    parse = entries.parse_entries
+    parsed: list[int] = []
+
+    def counted(note: str) -> list[entries.Entry]:
+        if "payments runbook" in note:
+            parsed.append(len(note))
+        return parse(note)
+
+    monkeypatch.setattr(entries, "parse_entries", counted)
+    report = MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
+    assert sum(len(m.drop) for m in report.merges) == 300
+    assert len(parsed) <= 10  # it was parsed again for every entry merged: 600 times, quadratic in the note
+
+
+def test_an_add_to_another_note_proceeds_while_consolidate_plans(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    root = _dupes(tmp_path)
+    mt = MemTree(root, refresh_interval=0)
+    other = MemTree(root, refresh_interval=0)
+    added = threading.Event()
+    outcome: list[object] = []
+
+    def add() -> None:
+        outcome.append(other.add("Deploy windows are on Tuesdays", to="work/other", now=datetime.fromtimestamp(NOW)))
+        added.set()
+
+    planning = consolidate.bigrams
+    waited: list[bool] = []
+
+    def bigrams_then_wait(text: str, normalized: str | None = None) -> frozenset[str]:
+        if not waited:  # the first entry planned: an add to another note must get through now
+            threading.Thread(target=add, daemon=True).start()
+            waited.append(added.wait(timeout=30))
+        return planning(text) if normalized is None else planning(text, normalized)
+
+    monkeypatch.setattr(consolidate, "bigrams", bigrams_then_wait)
+    report = mt.consolidate(now=datetime.fromtimestamp(NOW).astimezone())
+    assert added.wait(timeout=30)
+    assert waited == [True], "the add waited for consolidate's plan"
+    assert report.merges and outcome and "Deploy windows" in (root / "bank/work/other.md").read_text(encoding="utf-8")
+
+
+def test_a_note_changed_between_plan_and_apply_is_planned_again(tmp_path: Path) -> None:
+    root = _dupes(tmp_path)
+    path = "bank/infra/pool.md"
+    text = (root / path).read_text(encoding="utf-8")
+    planned = consolidate.plan_note(path, text, CONSOLIDATE_JACCARD)
+    assert planned
+    with (root / path).open("a", encoding="utf-8") as f:  # a person appends while the plan was made
+        f.write("- Redis 연결 풀은 50으로 올려야 안정적이다!\n- 손으로 적은 새 줄\n")
+    done = consolidate.apply_note(root, path, text, planned, CONSOLIDATE_JACCARD, NOW)
+    after = (root / path).read_text(encoding="utf-8")
+    assert "- 손으로 적은 새 줄" in after and "안정적이다!\n" not in after  # kept, and the new copy merged too
+    assert sum(len(m.drop) for m in done) == sum(len(m.drop) for m in planned) + 1

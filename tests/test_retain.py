@@ -309,3 +309,79 @@ def test_an_add_that_fails_on_an_unreadable_conflicts_file_has_written_nothing(m
     assert snapshot(mt.root) == before
     assert (mt.root / ".memtree/changes.jsonl").read_bytes() == changes  # nothing journaled either
     assert isinstance(mt.add("배포 창은 화요일 오후다", to="project/decisions", now=NOW), Created)  # no conflict: fine
+
+
+# --- issue 27: no add makes a user's text vanish; dedup reads a split note's parts ---
+
+
+def _texts_under(root: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((root / "bank").rglob("*.md")))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The new-checkout feature flag is off in production", "The new-checkout feature flag is on in production"),
+        ("Run the database migrations before the deploy", "Run the database migrations after the deploy"),
+        ("The search API request timeout is 500 ms", "The search API request timeout is 500 s"),
+        ("User data for the app is stored in the EU region", "User data for the app is stored in the US region"),
+        ("결제 기능 플래그는 운영에서 켜짐", "결제 기능 플래그는 운영에서 꺼짐"),
+        ("사내망에서 SSH 접속은 허용한다", "사내망에서 SSH 접속은 차단한다"),
+        ("캐시 만료 시간은 30초로 둔다", "캐시 만료 시간은 30분으로 둔다"),
+        ("사용자 데이터는 유럽 리전에 저장한다", "사용자 데이터는 미국 리전에 저장한다"),
+        # no guard row: the safety net (a merge may not drop a content word of either text)
+        (
+            "Finance and platform leads review the quarterly cloud budget report in the first week of each month",
+            "Platform leads review the quarterly cloud budget report in the first week of each month with legal",
+        ),
+        (
+            "분기별 클라우드 예산 보고서는 재무팀과 플랫폼 리드가 매달 첫 주에 함께 검토한다",
+            "분기별 클라우드 예산 보고서는 플랫폼 리드가 매달 첫 주에 함께 검토하고 법무팀에 보낸다",
+        ),
+    ],
+)
+def test_an_opposite_fact_is_kept_as_a_conflict_never_merged_away(mt: MemTree, first: str, second: str) -> None:
+    assert isinstance(mt.add(first, to="p/x", now=NOW), Created)
+    decision = mt.add(second, to="p/x", now=NOW)
+    assert isinstance(decision, Conflict), decision
+    texts = _texts_under(mt.root)
+    assert f"- {first} " in texts and f"- {second} " in texts
+    assert [c.id for c in mt.conflicts()] == [decision.conflict_id]
+
+
+def test_a_restatement_still_merges_when_nothing_would_be_lost(mt: MemTree) -> None:
+    mt.add("The new-checkout feature flag is on in production", to="p/x", now=NOW)
+    again = mt.add("The new-checkout feature flag is ON in production, as of the launch", to="p/x", now=NOW)
+    assert isinstance(again, Merged)
+    assert "as of the launch" in _texts_under(mt.root)
+
+
+def _split_note(mt: MemTree) -> tuple[str, str]:
+    """bank/p/big.md split into parts under bank/p/big/; the text of one entry now in a part, and that part."""
+    lines = [f"- Fact {i} about the payments deploy pipeline and its many moving parts number {i}" for i in range(80)]
+    body = "# big\n\n## Alpha\n\n" + "\n".join(lines[:40]) + "\n\n## Beta\n\n" + "\n".join(lines[40:]) + "\n"
+    mt.add("The big note starts here", to="p/big", now=NOW)
+    note = mt.root / "bank/p/big.md"
+    note.write_text(body + "\n- The big note starts here\n", encoding="utf-8")
+    assert mt.split("bank/p/big.md", max_bytes=4_000, now=NOW)
+    parts = sorted(p for p in (mt.root / "bank/p/big").rglob("*.md"))
+    part = next(p for p in parts if "Fact 50 about" in p.read_text(encoding="utf-8"))
+    assert "Fact 50 about" not in note.read_text(encoding="utf-8")
+    return lines[50][2:], part.relative_to(mt.root).as_posix()
+
+
+def test_the_same_text_added_after_a_split_is_a_duplicate_of_the_part(mt: MemTree) -> None:
+    text, part = _split_note(mt)
+    before = snapshot(mt.root)
+    again = mt.add(text, to="p/big", now=NOW)
+    assert isinstance(again, Duplicate), again
+    assert again.path == part and again.node == part[len("bank/") : -len(".md")]
+    assert snapshot(mt.root) == before
+
+
+def test_a_restatement_after_a_split_merges_into_the_part_that_holds_it(mt: MemTree) -> None:
+    text, part = _split_note(mt)
+    merged = mt.add(text + ", checked twice", to="p/big", now=NOW)
+    assert isinstance(merged, Merged) and merged.path == part
+    assert _texts_under(mt.root).count("Fact 50 about") == 1
+    assert text + ", checked twice" in (mt.root / part).read_text(encoding="utf-8")

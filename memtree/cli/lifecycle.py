@@ -207,6 +207,10 @@ def consolidate(
     """Merge near-duplicates within each note (bigram Jaccard ≥ consolidate.jaccard, never two facts); list stale ones.
 
     A merged-away entry's text is kept in bank/_archive/; --dry-run shows both texts of every merge.
+
+    Another state, order, unit, region or environment (on/off, before/after, 500 ms/500 s, EU/US) is another fact.
+
+    Notes are planned without the write lock (adds go on meanwhile); each note's merges are one change.
     """
     from memtree.lifecycle.aging import archive_path
 

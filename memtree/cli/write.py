@@ -58,7 +58,14 @@ def add(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Remember something: sanitize → route (tag, tree, inbox) → dedup or conflict → write safely."""
+    """Remember something: sanitize → route (tag, tree, inbox) → dedup or conflict → write safely.
+
+    Dedup reads the note and the parts a split made of it.
+
+    An opposite fact (on/off, before/after, 500 ms/500 s, EU/US, 허용/차단 …) is kept as a conflict, never merged.
+
+    A merge that would drop a word of either text is kept as a conflict too.
+    """
     body = _read_text(text, file)
     labels = tuple(t.strip() for t in tags.split(",") if t.strip())
     decision = _open(root).add(

@@ -18,10 +18,14 @@ Auto-extracted entries older than ``consolidate.prune_days`` (90) and recalled f
 ``consolidate.prune_min_recalls`` times (3) become archive candidates (memtree.lifecycle.aging;
 `memtree decay --archive` moves them).
 
-Candidate pairs come from prefix filtering — two sets with Jaccard ≥ t share one of the
-rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — so a note of thousands of entries is not compared
-pair by pair. Single-flight: a second run while one holds ``.memtree/consolidate.lock`` stops
-with a message; each run records its time, counts and error in ``.memtree/consolidate.json``.
+Candidate pairs come from hashing (identical bigram sets) and prefix filtering — two sets with
+Jaccard ≥ t share one of the rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — with at most
+POSTING_SCAN entries looked at per bigram, so a note of thousands of entries is not compared pair by
+pair. Each note is planned without the root's write lock, then applied under it to the note as it
+is then (planned again when it changed): writes to other notes go on while a big note is planned.
+Each note's merges are one change in the journal. Single-flight: a second run while one holds
+``.memtree/consolidate.lock`` stops with a message; each run records its time, counts and error in
+``.memtree/consolidate.json``.
 On a read-only root a dry run goes without the lock and the record; a real run stops with
 :class:`ReadOnlyRoot` before it writes anything.
 
@@ -33,10 +37,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import math
 import os
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,14 +59,18 @@ STATE_FILE = "consolidate.json"
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
-def bigrams(text: str) -> frozenset[str]:
+def bigrams(text: str, normalized: str | None = None) -> frozenset[str]:
     """Character bigrams of an entry's normalized words, spaces removed (a one-character text is its own)."""
-    flat = entries.normalize(text).replace(" ", "")
+    flat = (entries.normalize(text) if normalized is None else normalized).replace(" ", "")
     return frozenset(flat[i : i + 2] for i in range(len(flat) - 1)) or frozenset([flat])
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
+    """|A∩B| / |A∪B| (1.0 for two empty sets)."""
+    if not a and not b:
+        return 1.0
+    shared = len(a & b)  # Why not len(a | b): the union is a second set built per pair
+    return shared / (len(a) + len(b) - shared)
 
 
 @dataclass(frozen=True)
@@ -96,43 +105,90 @@ def plan(root: Path, paths: list[str], threshold: float) -> list[Merge]:
     """
     merges: list[Merge] = []
     for path in sorted(paths):
-        try:
-            note = store.read_note(root / path)
-        except (OSError, UnicodeDecodeError):
-            continue
-        merges += _groups([Item(path, e) for e in entries.parse_entries(note) if e.content], threshold)
+        note = read_text(root, path)
+        if note is not None:
+            merges += plan_note(path, note, threshold)
     return merges
 
 
-def candidate_pairs(sets: list[frozenset[str]], threshold: float) -> list[tuple[int, int, float]]:
-    """Every pair ``(j, i, jaccard)``, j < i, of ``sets`` with Jaccard ≥ ``threshold``, found by prefix filtering."""
+def read_text(root: Path, path: str) -> str | None:
+    """A bank note's text, or None when it cannot be read as UTF-8 (it is then left alone)."""
+    try:
+        return store.read_note(root / path)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def plan_note(path: str, note: str, threshold: float) -> list[Merge]:
+    """The merges within one note's text (see :func:`plan`)."""
+    return _groups([Item(path, e) for e in entries.parse_entries(note) if e.content], threshold)
+
+
+POSTING_SCAN = 32
+"""How many entries sharing one blocking bigram a new entry is compared with, the nearest in size first.
+Why: ten digits make only a hundred bigrams, so in a note of numbers every bigram is shared by
+thousands of entries and prefix filtering alone compares all pairs (4,000 such lines took 26 s,
+100,000 lines did not end in 600 s). A near-duplicate that shares only bigrams this common with its
+twin may be missed: consolidation then merges less, it never merges wrongly."""
+
+
+def candidate_pairs(
+    sets: list[frozenset[str]], threshold: float, keys: list[str] | None = None
+) -> list[tuple[int, int, float]]:
+    """Pairs ``(j, i, jaccard)``, j < i, of ``sets`` with Jaccard ≥ ``threshold``, found without comparing all.
+
+    Identical sets are found by hash, the rest by prefix filtering on the rarest bigrams, in order of
+    size (each bigram's list of entries cut to those large enough), at most POSTING_SCAN entries per
+    bigram or identical set. With ``keys`` (the entries' normalized texts), an entry whose key and set
+    an earlier one has is paired with that one only: a thousand copies of a line make a thousand pairs.
+    """
     freq = Counter(g for s in sets for g in s)
-    prefix_index: dict[str, list[int]] = {}
+    # Why: a set of fewer than t/(1-t) bigrams reaches t only with an identical set (one bigram
+    # more or fewer already gives n/(n+1) < t), so it is found by hash, not by a scan
+    smallest = threshold / (1 - threshold) if threshold < 1 else math.inf
+    same: dict[frozenset[str], list[int]] = {}
+    twins: dict[tuple[frozenset[str], str], int] = {}
+    postings: dict[str, deque[int]] = {}
     pairs: list[tuple[int, int, float]] = []
-    for i, s in enumerate(sets):
+    for i in sorted(range(len(sets)), key=lambda k: (len(sets[k]), k)):
+        s = sets[i]
+        if keys is not None:
+            twin = twins.setdefault((s, keys[i]), i)
+            if twin != i:
+                pairs.append((min(twin, i), max(twin, i), 1.0))
+                continue
+        bucket = same.setdefault(s, [])
+        pairs += [(min(i, j), max(i, j), 1.0) for j in bucket[-POSTING_SCAN:]]
+        bucket.append(i)
+        if len(s) < smallest:
+            continue
         ordered = sorted(s, key=lambda g: (freq[g], g))
         prefix = ordered[: len(s) - math.ceil(threshold * len(s)) + 1]
         seen: set[int] = set()
         for g in prefix:
-            for j in prefix_index.get(g, ()):
-                if j in seen:
+            posting = postings.setdefault(g, deque())
+            while posting and len(sets[posting[0]]) < threshold * len(s):
+                posting.popleft()  # sizes only grow from here: too small for every later set too
+            for j in itertools.islice(reversed(posting), POSTING_SCAN):
+                if j in seen or sets[j] == s:  # an identical set is paired above
                     continue
                 seen.add(j)
-                small, big = sorted((len(s), len(sets[j])))
-                if small < threshold * big:
-                    continue  # sizes alone rule it out
                 sim = jaccard(s, sets[j])
                 if sim >= threshold:
-                    pairs.append((j, i, sim))
-            prefix_index.setdefault(g, []).append(i)
+                    pairs.append((min(i, j), max(i, j), sim))
+            posting.append(i)
     return pairs
 
 
 def _groups(items: list[Item], threshold: float) -> list[Merge]:
     texts = [it.entry.content for it in items]
-    pairs = candidate_pairs([bigrams(t) for t in texts], threshold)
+    words = [entries.normalize(t) for t in texts]
+    pairs = candidate_pairs([bigrams(t, w) for t, w in zip(texts, words, strict=True)], threshold, words)
     parent = list(range(len(items)))
     members = {i: [i] for i in range(len(items))}
+    # each group's distinct texts (normalized): the guard is asked once per pair of them, so a
+    # thousand copies of one line do not make a million questions
+    kinds = {i: {w: i} for i, w in enumerate(words)}
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -148,13 +204,19 @@ def _groups(items: list[Item], threshold: float) -> list[Merge]:
             lowest[ra] = min(sim, lowest.get(ra, 1.0))
             continue
         # Why every cross pair: `limit 100` ~ `limit 100!` ~ `limit 1000` must not chain into one group
-        if any(distinct_facts(texts[x], texts[y]) for x in members[ra] for y in members[rb]):
+        xs, ys = kinds[ra], kinds[rb]
+        if any(distinct_facts(texts[x], texts[y]) for x in xs.values() for y in ys.values() if x != y):
             continue
+        if len(members[ra]) < len(members[rb]):
+            ra, rb = rb, ra
+            xs, ys = ys, xs
         parent[rb] = ra
         members[ra] += members.pop(rb)
+        for k, v in kinds.pop(rb).items():
+            xs.setdefault(k, v)
         lowest[ra] = min(sim, lowest.get(ra, 1.0), lowest.pop(rb, 1.0))
     out = []
-    for r, group in sorted(members.items()):
+    for r, group in sorted(members.items(), key=lambda kv: min(kv[1])):
         if len(group) < 2:
             continue
         # the longest content is kept; on a tie, the first in path and line order
@@ -171,21 +233,71 @@ def apply(root: Path, merges: list[Merge], now: float) -> int:
     removed. A group whose entries changed since the plan is skipped. ReadOnlyRoot when the
     notes cannot be written.
     """
-    stamp = time.strftime("%Y-%m-%d", time.localtime(now))
-    folded = 0
-    snaps: dict[str, store.Snapshot] = {}
-
-    def note(path: str) -> str:
-        if path not in snaps:
-            snaps[path] = store.read(root, path)
-        return snaps[path].text
-
-    edits: dict[str, list[tuple[int, int, str | None]]] = {}
-    archived: dict[str, list[str]] = {}
+    by_path: dict[str, list[Merge]] = {}
     for m in merges:
-        current = [_locate(note(it.path), it) for it in (m.keep, *m.drop)]
-        places = {(it.path, c.start) for it, c in zip((m.keep, *m.drop), current) if c is not None}
-        if len(places) < len(current):  # gone, or two of them now one entry
+        by_path.setdefault(m.keep.path, []).append(m)
+    folded = 0
+    for path, planned in sorted(by_path.items()):
+        folded += sum(len(m.drop) for m in _apply_note(root, store.read(root, path), planned, now))
+    return folded
+
+
+def apply_note(
+    root: Path, path: str, planned_on: str, merges: list[Merge], threshold: float, now: float
+) -> list[Merge]:
+    """Write one note's ``merges`` (planned on the text ``planned_on``; caller holds the write lock).
+
+    The note is read again: when it changed since the plan (an add, a hand edit), its merges are
+    planned again on what is there now. Returns the merges written.
+    """
+    for _ in range(store.REWRITE_ATTEMPTS):
+        snap = store.read(root, path)
+        try:
+            text = snap.text
+        except UnicodeDecodeError:
+            return []
+        if text != planned_on:
+            merges, planned_on = plan_note(path, text, threshold), text
+        try:
+            return _apply_note(root, snap, merges, now, strict=True)
+        except ChangedOnDisk:
+            continue
+    return []
+
+
+def _apply_note(root: Path, snap: store.Snapshot, merges: list[Merge], now: float, strict: bool = False) -> list[Merge]:
+    """Archive copies, then the note rewritten once; ChangedOnDisk (strict) or nothing removed when it moved."""
+    stamp = time.strftime("%Y-%m-%d", time.localtime(now))
+    path = snap.rel
+    text = snap.text
+    lines = text.split("\n")
+    parsed = entries.parse_entries(text)
+    by_id: dict[str, entries.Entry] = {}
+    by_content: dict[str, list[entries.Entry]] = {}
+    by_words: dict[str, entries.Entry] = {}
+    for e in parsed:
+        if e.meta.id:
+            by_id.setdefault(e.meta.id, e)
+        by_content.setdefault(e.content, []).append(e)
+        by_words.setdefault(entries.normalize(e.content), e)
+
+    def locate(it: Item) -> entries.Entry | None:
+        """``it`` in the note now: by id, else by its exact words — at the line planned, if still there.
+
+        Why not normalized words: of `X` and `X.` (hand-written, no ids) both would be found as the
+        first, and the kept one would be removed."""
+        if it.entry.meta.id:  # entries.find's rule: by id, else by normalized words
+            return by_id.get(it.entry.meta.id) or by_words.get(entries.normalize(it.entry.content))
+        same = by_content.get(it.entry.content, [])
+        return next((e for e in same if e.start == it.entry.start), same[0] if same else None)
+
+    edits: dict[int, tuple[int, str | None]] = {}
+    blocks: list[str] = []
+    done: list[Merge] = []
+    for m in merges:
+        current = [locate(it) for it in (m.keep, *m.drop)]
+        places = {c.start for c in current if c is not None}
+        if len(places) < len(current) or places & edits.keys():  # gone, two of them now one, or taken
             continue
         kept, *dropped = current
         assert kept is not None
@@ -196,48 +308,53 @@ def apply(root: Path, merges: list[Merge], now: float) -> int:
             )
         )
         meta = replace(kept.meta, tags=tags, merged=merged)
-        edits.setdefault(m.keep.path, []).append((kept.start, kept.end, entries.with_meta(kept, kept.content, meta)))
-        into = " ".join(x for x in (kept.meta.id, f"{m.keep.path}:{kept.start}") if x)
-        for it, c in zip(m.drop, dropped):
+        edits[kept.start] = (kept.end, entries.with_meta(kept, kept.content, meta))
+        into = " ".join(x for x in (kept.meta.id, f"{path}:{kept.start}") if x)
+        for c in dropped:
             assert c is not None
-            edits.setdefault(it.path, []).append((c.start, c.end, None))
+            edits[c.start] = (c.end, None)
             why = f"merged into {into} (similarity {m.similarity:.2f})"
-            archived.setdefault(it.path, []).append(archive_block(stamp, it.path, c, why, note(it.path).split("\n")))
-        folded += len(dropped)
+            blocks.append(archive_block(stamp, path, c, why, lines))
+        done.append(m)
+    if not done:
+        return []
     try:
-        for path, blocks in sorted(archived.items()):  # first the copies, then the removals
-            copy_to_archive(root, path, blocks)
-        for path, changes in edits.items():
-            text = note(path)
-            for start, end, new in sorted(changes, key=lambda c: c[0], reverse=True):
-                text = (
-                    entries.remove_lines(text, start, end)
-                    if new is None
-                    else entries.replace_lines(text, start, end, new)
-                )
-            try:
-                store.save(root, snaps[path], text.encode())
-            except ChangedOnDisk:
-                # edited by hand since the plan: its merges wait for the next run (their copies in
-                # _archive/ are harmless duplicates; nothing is removed from the note)
-                folded -= sum(1 for _, _, new in changes if new is None)
+        copy_to_archive(root, path, blocks)  # first the copies, then the removals
+        try:
+            store.save(root, snap, _edited(lines, edits).encode())
+        except ChangedOnDisk:
+            if strict:
+                raise
+            # edited by hand since the plan: its merges wait for the next run (their copies in
+            # _archive/ are harmless duplicates; nothing is removed from the note)
+            return []
     except OSError as exc:
         if exc.errno in _READ_ONLY:
             raise ReadOnlyRoot(_read_only_message(root, exc)) from None
         raise
-    return folded
+    return done
 
 
-def _locate(note: str, it: Item) -> entries.Entry | None:
-    """``it`` in the current ``note``: by id, else by its exact words — at the line planned, if still there.
+def _edited(lines: list[str], edits: dict[int, tuple[int, str | None]]) -> str:
+    """The note's lines with each edit (1-based start → (end, new text or None to remove)) made, in one pass.
 
-    Why not entries.find alone: it matches normalized words, so of `X` and `X.` (hand-written, no
-    ids) both would be found as the first, and the kept one would be removed.
-    """
-    if it.entry.meta.id:
-        return entries.find(note, it.entry.meta.id, it.entry.content)
-    same = [e for e in entries.parse_entries(note) if e.content == it.entry.content]
-    return next((e for e in same if e.start == it.entry.start), same[0] if same else None)
+    A removal leaves no blank line doubled (entries.remove_lines' rule)."""
+    out: list[str] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        edit = edits.get(i + 1)
+        if edit is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        end, new = edit
+        i = end
+        if new is not None:
+            out.extend(new.split("\n"))
+        elif out and not out[-1].strip() and i < n and not lines[i].strip() and (i + 1) not in edits:
+            i += 1  # the blank line after it would double the one before
+    return "\n".join(out)
 
 
 def _read_only_message(root: Path, exc: OSError) -> str:

@@ -65,15 +65,20 @@ def consolidate(state: RootState, now: datetime, dry_run: bool = False) -> Conso
                 merges = con.plan(state.root, state.bank_notes(), jaccard)
                 aged = _survey(state, started)
             else:
-                # one change: the merges, their archive copies and the recall/ sync after them
-                with recording(state, "consolidate", now):
-                    with store.write_lock(state.root):
-                        merges = con.plan(state.root, state.bank_notes(), jaccard)
-                        con.apply(state.root, merges, started)
-                    if merges:
-                        state.refresh()
-                    aged = _survey(state, started)
-                    recall_sync(state, now)
+                # Why note by note, the plan without the lock: planning a big note takes seconds, and
+                # writes to other notes must not wait for it. Each note's merges are one change,
+                # applied under the lock to the note as it is then (planned again if it changed).
+                merges = []
+                for path in sorted(state.bank_notes()):
+                    text = con.read_text(state.root, path)
+                    planned = con.plan_note(path, text, jaccard) if text is not None else []
+                    if planned:
+                        with recording(state, "consolidate", now), store.write_lock(state.root):
+                            merges += con.apply_note(state.root, path, text or "", planned, jaccard, started)
+                if merges:
+                    state.refresh()
+                aged = _survey(state, started)
+                recall_sync(state, now)
         except Exception as exc:
             if not dry_run:
                 con.record(state.root, started, started + time.perf_counter() - t0, f"{type(exc).__name__}: {exc}")

@@ -30,7 +30,7 @@ from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
 from memtree.write import conflicts as conflict_store
 from memtree.write.sanitize import Sanitizer
-from memtree.write.similarity import similarity
+from memtree.write.similarity import lost_words, similarity
 
 MAX_TAGS = 10
 MANUAL_MAX_CHARS = 50_000
@@ -308,6 +308,20 @@ def merge(old: entries.Entry, content: str, strategy: str) -> str:
     return content if len(entries.normalize(content)) > len(entries.normalize(old.content)) else old.content
 
 
+def keep(old: entries.Entry, content: str, strategy: str) -> str | None:
+    """The content a merge of ``content`` into ``old`` keeps, or None when every choice would lose words.
+
+    Why: no add makes a user's text vanish. The strategy's choice (:func:`merge`) is kept when it
+    holds every content word of both texts; else the old content, when it holds the new one's; else
+    None — both are written and flagged as a conflict (a state, region or unit the guard has no row
+    for, or a restatement in other words).
+    """
+    for kept in (merge(old, content, strategy), old.content):
+        if not lost_words(kept, content) and not lost_words(kept, old.content):
+            return kept
+    return None
+
+
 def _sentences(content: str) -> list[str]:
     import re
 
@@ -335,15 +349,47 @@ def retain(
         # bytes it did not see, and the decision is made again on what is there now.
         for _ in range(store.REWRITE_ATTEMPTS):
             try:
-                return _retain_once(root, req, target, content, common, settings, now, dry_run)
+                return _retain_once(root, req, tree, target, content, common, settings, now, dry_run)
             except ChangedOnDisk:
                 continue
     raise ChangedOnDisk(f"{target.path} kept changing while memtree tried to add to it; nothing was written")
 
 
+def subtree_notes(tree: Tree, node_id: str) -> list[str]:
+    """The notes below ``node_id`` (the parts a split made of its note, and theirs), in tree order.
+
+    Why dedup reads them: after a split the entries of a note live in its children, and the same
+    text added again would otherwise be created a second time ("similarity 0.00").
+    """
+    out: list[str] = []
+    node = tree.by_id.get(node_id)
+    todo = list(node.children) if node is not None else []
+    seen = {node_id}
+    while todo:
+        child = tree.by_id.get(todo.pop(0))
+        if child is None or child.id in seen:  # a cycle is check's to report, not add's to follow
+            continue
+        seen.add(child.id)
+        if child.path:
+            out.append(child.path)
+        todo.extend(child.children)
+    return out
+
+
+def _read_part(root: Path, path: str) -> store.Snapshot | None:
+    """A split part read for dedup, or None when it cannot be (gone, outside the root, not UTF-8)."""
+    try:
+        snap = store.read(root, path)
+        snap.text  # noqa: B018 - decodes, or raises UnicodeDecodeError
+    except (MemtreeError, OSError, UnicodeDecodeError):
+        return None
+    return snap if snap.exists else None
+
+
 def _retain_once(
     root: Path,
     req: Request,
+    tree: Tree,
     target: Target,
     content: str,
     common: _Common,
@@ -351,7 +397,7 @@ def _retain_once(
     now: datetime,
     dry_run: bool,
 ) -> Decision:
-    """One attempt: read the note, decide, write (raises ChangedOnDisk when the note moved under it)."""
+    """One attempt: read the note and its split parts, decide, write (ChangedOnDisk when a note moved under it)."""
     snap = store.read(root, target.path)
     try:
         note = snap.text
@@ -360,11 +406,26 @@ def _retain_once(
     # Why only the same scope: "API deploys use blue-green" (project:api) and "Web deploys use
     # blue-green" (project:web) are two true facts side by side, not a duplicate or a conflict
     scope = "" if req.scope == "global" else req.scope
-    existing = [e for e in entries.parse_entries(note) if e.meta.scope == scope]
-    match, score, identical = best_match(content, existing)
+    snaps = {target.path: snap}
+    for path in subtree_notes(tree, target.node):
+        part = _read_part(root, path)
+        if part is not None and path not in snaps:
+            snaps[path] = part
+    match, score, identical, where = None, 0.0, False, target.path
+    for path, s in snaps.items():
+        m, sc, same = best_match(content, [e for e in entries.parse_entries(s.text) if e.meta.scope == scope])
+        if m is not None and (same, sc) > (identical, score):
+            match, score, identical, where = m, sc, same, path
+        if identical:
+            break
+    if where != target.path:  # the match sits in a split part: a merge or duplicate answers for it
+        node = tree.by_path.get(where)
+        matched = _Common(**{**common, "node": node.id if node else target.node, "path": where})
+    else:
+        matched = common
     if identical and match is not None:
-        where = match.meta.id or f"lines {match.start}-{match.end}"
-        return Duplicate(existing=where, similarity=1.0, **common)
+        existing = match.meta.id or f"lines {match.start}-{match.end}"
+        return Duplicate(existing=existing, similarity=1.0, **matched)
     entry_id = new_id(now)
     meta = entries.EntryMeta(
         id=entry_id,
@@ -377,23 +438,25 @@ def _retain_once(
     )
     merge_at = settings.retain.merge_threshold
     conflict_at = settings.retain.conflict_threshold
-    if match is not None and score >= merge_at:
-        kept = merge(match, content, settings.retain.merge_strategy)
+    kept = keep(match, content, settings.retain.merge_strategy) if match is not None and score >= merge_at else None
+    if match is not None and kept is not None:
+        write = snaps[where]
         old_id = match.meta.id or f"lines {match.start}-{match.end}"
         keep_meta = match.meta if kept == match.content else replace(meta, id=match.meta.id or entry_id)
         merged_ids = tuple(
             dict.fromkeys(i for i in (*match.meta.merged, match.meta.id, entry_id) if i and i != keep_meta.id)
         )
         keep_meta = replace(keep_meta, merged=merged_ids)
-        new_note = entries.replace_lines(note, match.start, match.end, entries.with_meta(match, kept, keep_meta))
+        new_note = entries.replace_lines(write.text, match.start, match.end, entries.with_meta(match, kept, keep_meta))
         decision: Decision = Merged(
             entry_id=keep_meta.id or old_id,
             merged_id=entry_id,
             similarity=round(score, 4),
             strategy=settings.retain.merge_strategy,
-            **common,
+            **matched,
         )
     else:
+        write = snap
         new_note = entries.append_entry(note, entries.format_entry(content, meta), target.node.split("/")[-1])
         if match is not None and score >= conflict_at:
             decision = Conflict(
@@ -409,7 +472,7 @@ def _retain_once(
         _reload_tree(root, Tree())
     if dry_run:
         return decision
-    store.save(root, snap, new_note.encode("utf-8"))
+    store.save(root, write, new_note.encode("utf-8"))
     try:
         if target.new_nodes:
             from memtree.notes.tree import update
@@ -417,7 +480,7 @@ def _retain_once(
             update(root, lambda current: with_nodes(current, target.new_nodes))
         if isinstance(decision, Conflict) and match is not None:
             new_side = conflict_store.Side(target.path, entry_id, content)
-            old_side = conflict_store.Side(target.path, match.meta.id, match.content)
+            old_side = conflict_store.Side(where, match.meta.id, match.content)
             cid = conflict_store.open_conflict(root, new_side, old_side, score, now)
             decision = replace(decision, conflict_id=cid)
     except MemtreeError as exc:  # changed since it was read just now: the entry is written, and the error says so

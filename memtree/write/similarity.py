@@ -8,6 +8,7 @@ chose it (bench/dedup.py scores them all).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -325,6 +326,291 @@ def _distinct_facts(a: str, b: str, ta: list[str], tb: list[str]) -> str | None:
     # `t < ":"`: a term sorting before ":" starts with a digit (terms start with a letter or digit)
     if [t for t in ta if t < ":"] != [t for t in tb if t < ":"]:
         return "number"
+    if _DIGIT.search(x) and _other_unit(x, y):
+        return "unit"
+    if reason := _exclusive(unicodedata.normalize("NFC", _content(a)), unicodedata.normalize("NFC", _content(b))):
+        return reason
+    if _DIGIT.search(x):
+        ta, tb = _same_units(ta), _same_units(tb)
     if _substituted(*_slot(ta, tb)):
         return "name"
     return None
+
+
+# --- mutually exclusive values: states, bounds, environments, regions, units ---
+# Why: `flag is on` / `flag is off`, `in eu` / `in us`, `500 ms` / `500 s` share every term but one,
+# and terms() drops `on`, `us`, `s` as function words, so neither the term score nor the name rule sees
+# them. Each class below is a closed set of values that exclude each other; one entry saying one value
+# where the other says another (each has a value the other lacks) states another fact. A value only
+# one side mentions is an added detail, as elsewhere in this guard.
+_EXCLUSIVE: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    # (reason, ((English words, Korean pattern) per value, ...)); one class per line of values
+    ("state", (("on", r"켜|켬"), ("off", r"꺼(?![내낼냈냄])|끄[고기는며면자]|끈다|끔"))),
+    ("state", (("enabled enable enables enabling", r"(?<!비)활성"), ("disabled disable disables disabling", "비활성"))),
+    ("state", (("active", ""), ("inactive", ""))),
+    ("state", (("online", "온라인"), ("offline", "오프라인"))),
+    ("state", (("open opened", "열림|열려"), ("closed close", "닫힘|닫혀"))),
+    ("state", (("locked lock", r"잠금(?!\s*해제)|잠김|잠겨"), ("unlocked unlock", "잠금\\s*해제"))),
+    ("state", (("visible shown show", "표시|노출"), ("hidden hide", "숨김|숨겨"))),
+    (
+        "state",
+        (
+            ("allow allowed allows allowing permit permitted accept accepted", "허용|허가|승인|수락"),
+            (
+                "deny denied denies block blocked blocks forbid forbidden reject rejected prohibited",
+                "차단|거부|거절|불허|금지",
+            ),
+        ),
+    ),
+    (
+        "state",
+        (
+            ("allowlist whitelist allowlisted whitelisted", "화이트리스트"),
+            ("denylist blocklist blacklist blacklisted", "블랙리스트"),
+        ),
+    ),
+    ("state", (("true", ""), ("false", ""))),
+    (
+        "state",
+        (("success succeed succeeded succeeds pass passed passes", "성공|통과"), ("fail failed fails failure", "실패")),
+    ),
+    ("state", (("required mandatory", "필수"), ("optional", "선택"))),
+    ("state", (("public", "(?<!비)공개"), ("private", "비공개"))),
+    ("state", (("sync synchronous synchronously", "(?<!비)동기"), ("async asynchronous asynchronously", "비동기"))),
+    ("state", (("encrypted", "(?<!비)암호화"), ("unencrypted plaintext", "평문|비암호화"))),
+    ("state", (("start started starts", "시작"), ("stop stopped stops", "중지|정지|중단|종료"))),
+    ("state", (("include included includes", "포함"), ("exclude excluded excludes", "제외"))),
+    ("state", (("increase increased increases", "증가|상승|인상"), ("decrease decreased decreases", "감소|하락|인하"))),
+    (
+        "state",
+        (
+            ("primary master leader", "마스터|프라이머리"),
+            ("replica secondary standby follower", "레플리카|복제본|스탠바이"),
+        ),
+    ),
+    ("state", (("inbound ingress", "인바운드"), ("outbound egress", "아웃바운드"))),
+    ("state", (("internal", "내부"), ("external", "외부"))),
+    ("state", (("ascending asc", "오름차순"), ("descending desc", "내림차순"))),
+    ("state", (("left", "왼쪽|좌측"), ("right", "오른쪽|우측"))),
+    ("state", (("first earliest oldest", "처음|최초|첫"), ("last latest newest", "마지막|최신"))),
+    (
+        "state",
+        (
+            ("above over more greater higher upper max maximum most", "이상|초과|최대|상한"),
+            ("below under less fewer lower min minimum least", "이하|미만|최소|하한"),
+        ),
+    ),
+    (
+        "order",
+        (
+            ("before pre prior earlier", r"이전|(?<![가-힣])전에|(?<![가-힣])전(?![가-힣])|먼저"),
+            ("after post later", r"이후|(?<![가-힣])후에|(?<![가-힣])후(?![가-힣])|다음에|나중"),
+        ),
+    ),
+    (
+        "unit",
+        (
+            ("second seconds", ""),
+            ("minute minutes", ""),
+            ("hour hours hourly", ""),
+            ("day days", ""),
+            ("week weeks", ""),
+            ("month months", ""),
+            ("year years", ""),
+        ),
+    ),
+    (
+        "environment",
+        (
+            ("production prod prd", "운영|프로덕션|상용"),
+            ("staging stage stg preprod", "스테이징"),
+            ("development dev", "개발"),
+            ("test testing", "테스트"),
+            ("qa", ""),
+            ("uat", ""),
+            ("sandbox", "샌드박스"),
+            ("local localhost", "로컬"),
+        ),
+    ),
+    (
+        "region",
+        (
+            ("US usa america american", "미국"),
+            ("eu europe european", "유럽"),
+            ("uk britain british", "영국"),
+            ("apac asia asian", "아시아"),
+            ("emea", ""),
+            ("latam", ""),
+            ("kr korea korean", "한국|국내"),
+            ("jp japan japanese", "일본"),
+            ("cn china chinese", "중국"),
+            ("sg singapore", "싱가포르"),
+            ("au australia australian", "호주"),
+            ("ca canada canadian", "캐나다"),
+            ("de germany german", "독일"),
+            ("abroad overseas", "해외"),
+        ),
+    ),
+    (
+        "region",
+        (
+            ("east eastern", "동부"),
+            ("west western", "서부"),
+            ("north northern", "북부"),
+            ("south southern", "남부"),
+            ("central", "중부"),
+        ),
+    ),
+)
+"""Closed classes of values that exclude each other (see above). An English word in capitals (US) is
+matched only when written so: `us` is also the pronoun."""
+
+
+_KoAlternative = tuple[re.Pattern[str], int, int]
+
+
+def _exclusive_tables() -> tuple[
+    dict[str, tuple[int, int]], frozenset[str], re.Pattern[str], dict[str, list[_KoAlternative]]
+]:
+    words: dict[str, tuple[int, int]] = {}
+    upper: set[str] = set()
+    by_first: dict[str, list[_KoAlternative]] = {}
+    for c, (_, values) in enumerate(_EXCLUSIVE):
+        for v, (english, korean) in enumerate(values):
+            for w in english.split():
+                if w.isupper():
+                    upper.add(w.casefold())
+                words[w.casefold()] = (c, v)
+            for alt in korean.split("|") if korean else ():
+                first = re.sub(r"^\(\?<[!=](?:\[[^]]*\]|[^)])*\)", "", alt)[0]
+                by_first.setdefault(first, []).append((re.compile(alt), c, v))
+    starts = re.compile(f"[{''.join(sorted(by_first))}]")
+    return words, frozenset(upper), starts, by_first
+
+
+_EX_WORDS, _EX_UPPER, _EX_KO_START, _EX_KO = _exclusive_tables()
+
+
+def _exclusive_values(text: str) -> dict[int, set[int]]:
+    """Per class of _EXCLUSIVE, the values an entry (NFC, not casefolded) says."""
+    out: dict[int, set[int]] = {}
+    for w in _LATIN_WORD.findall(text):
+        key = w.casefold()
+        hit = _EX_WORDS.get(key)
+        if hit is not None and (key not in _EX_UPPER or w.isupper()):
+            out.setdefault(hit[0], set()).add(hit[1])
+    if _HANGUL.search(text):
+        # Why a scan for first syllables, then only the patterns that start there: one alternation
+        # of all of them, tried at every character, took 1.9 ms for 200 Korean characters
+        end = 0
+        for s in _EX_KO_START.finditer(text):
+            i = s.start()
+            if i < end:
+                continue
+            for rx, c, v in _EX_KO[s.group()]:
+                m = rx.match(text, i)
+                if m is not None:
+                    out.setdefault(c, set()).add(v)
+                    end = m.end()
+                    break
+    return out
+
+
+def _exclusive(a: str, b: str) -> str | None:
+    """The reason of the first class in which each entry says a value the other does not."""
+    va, vb = _exclusive_values(a), _exclusive_values(b)
+    for c in sorted(va.keys() & vb.keys()):
+        if va[c] - vb[c] and vb[c] - va[c]:
+            return _EXCLUSIVE[c][0]
+    return None
+
+
+_UNITS: dict[str, str] = {
+    **dict.fromkeys("ns nanosecond nanoseconds 나노초".split(), "ns"),
+    **dict.fromkeys("µs μs microsecond microseconds 마이크로초".split(), "µs"),
+    **dict.fromkeys("ms msec msecs millisecond milliseconds 밀리초".split(), "ms"),
+    **dict.fromkeys("s sec secs second seconds 초".split(), "s"),
+    **dict.fromkeys("min mins minute minutes 분".split(), "min"),
+    **dict.fromkeys("h hr hrs hour hours 시간".split(), "h"),
+    **dict.fromkeys("d day days 일".split(), "d"),
+    **dict.fromkeys("w wk wks week weeks 주".split(), "w"),
+    **dict.fromkeys("mo month months 개월 달".split(), "mo"),
+    **dict.fromkeys("y yr yrs year years 년".split(), "y"),
+    **dict.fromkeys("b byte bytes 바이트".split(), "b"),
+    **dict.fromkeys("kb kilobyte kilobytes 킬로바이트".split(), "kb"),
+    **dict.fromkeys("mb megabyte megabytes 메가 메가바이트".split(), "mb"),
+    **dict.fromkeys("gb gigabyte gigabytes 기가 기가바이트".split(), "gb"),
+    **dict.fromkeys("tb terabyte terabytes 테라 테라바이트".split(), "tb"),
+    **{u: u for u in "kib mib gib tib bit bits kbps mbps gbps rps qps rpm tps mm cm m km k".split()},
+    **dict.fromkeys("% percent pct 퍼센트 프로".split(), "%"),
+    **dict.fromkeys("x 배".split(), "x"),
+    **dict.fromkeys("$ usd dollar dollars 달러".split(), "usd"),
+    **dict.fromkeys("€ eur euro euros 유로".split(), "eur"),
+    **dict.fromkeys("₩ krw won 원".split(), "krw"),
+    **dict.fromkeys("¥ jpy yen 엔".split(), "jpy"),
+    **dict.fromkeys("£ gbp pound pounds 파운드".split(), "gbp"),
+    **{u: u for u in "천 만 억 명 개 건 회 번 대 core cores vcpu".split()},
+}
+"""Units a number may carry → one form each (`500 ms` = `500 milliseconds`, `30초` = `30 s`)."""
+_KO_UNITS = sorted((u for u in _UNITS if _HANGUL.match(u)), key=len, reverse=True)
+_NUMBER_UNIT = re.compile(r"([$€₩¥£]?)\s?(\d+(?:[.,]\d+)*)\s?([^\W\d_\uac00-\ud7a3]+|[\uac00-\ud7a3]+|%)?")
+
+
+def _unit_of(prefix: str, word: str | None) -> str | None:
+    if prefix:
+        return _UNITS[prefix]
+    if not word:
+        return None
+    if word in _UNITS:
+        return _UNITS[word]
+    if _HANGUL.match(word):  # a Korean unit takes particles: 30초로, 2시간마다
+        return next((_UNITS[u] for u in _KO_UNITS if word.startswith(u)), None)
+    return None
+
+
+@functools.cache
+def _unit_terms() -> dict[str, str]:
+    """The index term of each unit word → its one form (`milliseconds` → `millisecond` → ms)."""
+    return {t[0]: unit for word, unit in _UNITS.items() if len(t := terms(word)) == 1 and not _HANGUL.match(word)}
+
+
+def _same_units(ts: list[str]) -> list[str]:
+    """Terms with a unit after a number in its one form, so `500 ms` and `500 milliseconds` read alike."""
+    table = _unit_terms()
+    out = list(ts)
+    for i in range(1, len(ts)):
+        if ts[i - 1] < ":":  # after a number (see the number rule)
+            out[i] = _unit_of("", ts[i]) or table.get(ts[i], ts[i])
+    return out
+
+
+def _units(text: str) -> list[str | None]:
+    """The unit each number of a normalized entry carries (None: none known), in order."""
+    return [_unit_of(m.group(1), m.group(3)) for m in _NUMBER_UNIT.finditer(text)]
+
+
+def _other_unit(x: str, y: str) -> bool:
+    """A number that carries one unit in ``x`` and another in ``y`` (`500 ms` / `500 s`)."""
+    ux, uy = _units(x), _units(y)
+    return len(ux) == len(uy) and any(u and v and u != v for u, v in zip(ux, uy, strict=True))
+
+
+# --- the safety net: what a merge would make vanish ---
+_FACT_WORDS = frozenset(
+    """on off up down over under out before after not no never nor neither none cannot all any some only
+    each both can must should may might could will would""".split()
+)
+"""Function words that terms() drops but that carry a fact (`on`/`in`, `must`/`may`, `all`/`some`)."""
+
+
+def net_words(text: str) -> set[str]:
+    """The content words of an entry a merge must not lose: its terms and the _FACT_WORDS it says."""
+    content = _content(text)
+    return set(terms(content)) | {w for w in _LATIN_WORD.findall(normalize(content)) if w in _FACT_WORDS}
+
+
+def lost_words(kept: str, dropped: str) -> list[str]:
+    """The content words of ``dropped`` that ``kept`` lacks (a prefix or Korean form of one counts as
+    had): a merge that keeps ``kept`` in place of ``dropped`` is safe only when this is empty."""
+    have = net_words(kept)
+    return sorted(w for w in net_words(dropped) - have if not any(_variants(w, h) for h in have))
