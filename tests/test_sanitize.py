@@ -82,6 +82,7 @@ SAMPLE_SECRETS: list[tuple[str, str, str]] = [
     ("home-path", "key at ~jsmith/.ssh/id_ed25519", "jsmith"),
     ("korean-rrn", "주민등록번호 900101-1234567 확인", "900101-1234567"),
     ("encoded-secret", "config " + base64.b64encode(b"password=hunter2").decode(), "cGFzc3dvcmQ9aHVudGVyMg"),
+    ("basic-auth", "Authorization: Basic " + base64.b64encode(b"admin:hunter2").decode(), "YWRtaW46aHVudGVyMg"),
 ]
 
 NEAR_MISSES = [
@@ -343,6 +344,63 @@ VARIANT_NEAR_MISSES = [
     "image: iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
     "sk-learn\nversion 1.4 and scikit",
 ]
+
+
+# Issue 27's disguises that got through: (kind, text, what must not survive).
+_B64_BLOB = base64.b64encode(f"password=hunter2secret; token={GITHUB} and a long tail of words".encode()).decode()
+ISSUE27_VARIANTS: list[tuple[str, str, str]] = [
+    ("encoded-secret", "creds:\n" + "\n".join(_B64_BLOB[i : i + 20] for i in range(0, len(_B64_BLOB), 20)) + "\n",
+     _B64_BLOB[-12:]),
+    ("encoded-secret", "pem-ish\n" + "\n".join(_B64_BLOB[i : i + 64] for i in range(0, len(_B64_BLOB), 64))
+     + "\nNext steps: rotate it", _B64_BLOB[64:]),
+    ("password", "the admin password is Tr0ub4dor&3, do not share", "Tr0ub4dor&3"),
+    ("password", "door passcode 8841-2290", "8841-2290"),
+    ("password", "the passphrase is correct-horse-battery-staple", "correct-horse-battery-staple"),
+    ("password", "the password for the staging db was changed to N3wPass!23 today", "N3wPass!23"),
+    ("basic-auth", "curl -H 'Authorization: Basic " + base64.b64encode(b"deploy:s3cr3t").decode() + "' x",
+     base64.b64encode(b"deploy:s3cr3t").decode()),
+    ("encoded-secret", "cfg 70617373776f72643d68756e74657232736563726574 end", "70617373776f7264"),
+    ("password", "q=password%253Dhunter2secret&x=1", "hunter2secret"),
+    ("password", "\u0440\u0430ssword=hunter2secret", "hunter2secret"),
+    ("password", "\u0440\u0430ssw\u043erd is Tr0ub4dor&3", "Tr0ub4dor&3"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), ISSUE27_VARIANTS)
+def test_issue27_disguise_is_redacted(kind: str, text: str, secret: str) -> None:
+    result = sanitize(text)
+    assert secret not in result.text
+    assert kind in {r.kind for r in result.redactions}
+    assert sanitize(result.text).text == result.text
+
+
+@pytest.mark.parametrize("key", [ANTHROPIC, OPENAI, GITHUB])
+def test_a_key_split_over_a_line_break_at_any_point_loses_head_and_tail(key: str) -> None:
+    leaks = []
+    for cut in range(1, len(key)):
+        text = sanitize(f"the key {key[:cut]}\n{key[cut:]} then more").text
+        if (cut >= 6 and key[:cut] in text) or (len(key) - cut >= 4 and key[cut:] in text):
+            leaks.append(cut)
+    assert leaks == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is required and case-sensitive",
+        "reset your password to continue",
+        "password reset-flow is documented",
+        "passcode lock is on; the PIN code screen shows",
+        "Basic authentication is disabled; basic usage",
+        "the passphrase is stored in the vault",
+        "Привет, это обычный русский текст о сервере и пароле",
+        "Η τιμή είναι σωστή και ο κωδικός αλλάζει",
+        "merge 8c2b3f5a9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b and 123e4567-e89b-12d3-a456-426614174000",
+        "encoded URL %2520 and 100%2525 off",
+    ],
+)
+def test_issue27_near_miss_is_left_alone(text: str) -> None:
+    assert sanitize(text).text == text
 
 
 @pytest.mark.parametrize(("kind", "text", "secret"), VARIANTS)

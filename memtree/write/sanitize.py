@@ -44,8 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memtree.text.terms import well_formed
-from memtree.write.disguises import _fold, _joined, _View
+from memtree.write.disguises import _fold, _joined, _unwrapped, _View
 from memtree.write.secret_rules import (
+    BASE64,
     BASE64_MAX_CHARS,
     CUSTOM_KIND,
     ENCODED_KIND,
@@ -84,29 +85,51 @@ class Sanitized:
         return bool(self.redactions)
 
 
-def _encoded(match: re.Match[str]) -> bool:
-    """Base64 (standard or URL-safe) whose decoded bytes are text holding a secret the other rules find."""
-    run = match.group(0)
+def _decoded(run: str) -> str | None:
+    """The text a base64 (standard or URL-safe) or hex run encodes, or None when it is not printable UTF-8 text."""
     body = run.rstrip("=")
-    if len(run) > BASE64_MAX_CHARS or len(body) % 4 == 1:
-        return False
-    urlsafe = "-" in body or "_" in body
+    raw: bytes | None = None
+    hexed = body[2:] if body.startswith("0x") else body
+    if len(hexed) % 2 == 0 and _HEX_RE.fullmatch(hexed):
+        raw = bytes.fromhex(hexed)  # why first: a hex run is valid base64 too, and decodes to noise as that
+    elif len(body) % 4 != 1:
+        urlsafe = "-" in body or "_" in body
+        try:
+            raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if urlsafe else None, validate=True)
+        except (binascii.Error, ValueError):
+            return None
     try:
-        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if urlsafe else None, validate=True)
-        decoded = raw.decode("utf-8")
-    except (binascii.Error, ValueError):
-        return False
-    if not all(ch.isprintable() or ch in "\t\r\n" for ch in decoded):
-        return False  # why: random bytes are never all printable text; base64 of images, hashes, keys stops here
-    return bool(_plain_sanitizer().find(decoded))
+        decoded = raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        return None
+    if decoded is None or not all(ch.isprintable() or ch in "\t\r\n" for ch in decoded):
+        return None  # why: random bytes are never all printable text; images, hashes, commit ids stop here
+    return decoded
 
 
+def _encoded(match: re.Match[str]) -> bool:
+    """A run whose decoded text holds a secret the other rules find (decoded again, once: base64 of hex)."""
+    run = match.group(0)
+    decoded = _decoded(run) if len(run) <= BASE64_MAX_CHARS else None
+    return decoded is not None and bool(_inner_sanitizer().find(decoded))
+
+
+def _encoded_inside(match: re.Match[str]) -> bool:
+    """The same test on already decoded text, with the plain rules only (the decoding stops here)."""
+    decoded = _decoded(match.group(0)) if len(match.group(0)) <= BASE64_MAX_CHARS else None
+    return decoded is not None and bool(_plain_sanitizer().find(decoded))
+
+
+_HEX_RE = re.compile(r"[0-9A-Fa-f]+")
+_ENCODED_PATTERN = r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/=_-][\s\S])[A-Za-z0-9+/_-]{15,}={0,2}(?![A-Za-z0-9+/=_-])"
 _ENCODED = builtin_rule(
     ENCODED_KIND,
-    "base64 runs (16–4096 characters) whose decoded text holds a secret any rule above finds",
-    r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/=_-][\s\S])[A-Za-z0-9+/_-]{15,}={0,2}(?![A-Za-z0-9+/=_-])",
+    "base64 and hex runs (16–4096 characters, wrapped over lines too) whose decoded text holds a secret",
+    _ENCODED_PATTERN,
     _encoded,
+    joins=BASE64,
 )
+_ENCODED_INSIDE = builtin_rule(ENCODED_KIND, "an encoded run inside decoded text", _ENCODED_PATTERN, _encoded_inside)
 BUILTIN_RULES: tuple[Rule, ...] = (*RULES, _ENCODED)
 """Every built-in rule in priority order; the encoded one last: a token, a JWT or a key body is a base64 run
 too, and its own rule names it better."""
@@ -186,24 +209,27 @@ class Sanitizer:
         views: list[tuple[str, _View | None, str, bool]] = [(text, None, text.lower(), False)]
         if folded is not None:
             views.append((folded.text, folded, folded.text.lower(), False))
-        joined: list[tuple[str, _View | None, str, bool]] | None = None  # built when a joining rule first runs
+        joined: dict[str, list[tuple[str, _View | None, str, bool]]] = {}  # built when a joining rule first runs
         for rule in self.rules:
-            if rule.joins and joined is None:
-                joined = []
+            if rule.joins and rule.joins not in joined:
+                joined[rule.joins] = []
                 if "\n" in text:
+                    join = _unwrapped if rule.joins == BASE64 else _joined
                     for view_text, view, _, _ in views:
-                        whole = _joined(view_text, view)
+                        whole = join(view_text, view)
                         if whole is not None:
-                            joined.append((whole.text, whole, whole.text.lower(), True))
+                            joined[rule.joins].append((whole.text, whole, whole.text.lower(), True))
             try:
-                for view_text, view, lowered, crossing in views + (joined if rule.joins and joined else []):
+                # Why the joined views first: a key whose first line alone is long enough to match would
+                # otherwise take that line, and the match across the break (its tail) would overlap it.
+                for view_text, view, lowered, crossing in joined.get(rule.joins, []) + views:
                     if rule.needles and not any(needle in lowered for needle in rule.needles):
                         continue
                     for start, end in rule.spans(view_text):
                         if view is not None:
                             start, end = view.original(start, end)
                             if crossing and "\n" not in text[start:end]:
-                                continue  # why: a match within one line was tried on the text itself
+                                continue  # why: a match within one line is tried on the text itself
                         at = bisect_right(starts, start)
                         if end <= start or (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
                             continue
@@ -269,15 +295,25 @@ def _custom_rule(item: object) -> Rule | str:
 
 _cache: dict[tuple[str, ...], Sanitizer] = {}
 _plain: list[Sanitizer] = []
+_inner: list[Sanitizer] = []
 
 
 def _plain_sanitizer() -> Sanitizer:
-    """The built-in rules but the base64 one: what decoded base64 is scanned with (no decoding twice)."""
+    """The built-in rules but the encoded one: what text decoded twice is scanned with."""
     if not _plain:
         plain = Sanitizer()
         plain.rules = tuple(rule for rule in BUILTIN_RULES if rule.kind != ENCODED_KIND)
         _plain.append(plain)
     return _plain[0]
+
+
+def _inner_sanitizer() -> Sanitizer:
+    """What decoded text is scanned with: the plain rules and one more decoding (hex inside base64, …)."""
+    if not _inner:
+        inner = Sanitizer()
+        inner.rules = (*_plain_sanitizer().rules, _ENCODED_INSIDE)
+        _inner.append(inner)
+    return _inner[0]
 
 
 def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = ()) -> Sanitized:
