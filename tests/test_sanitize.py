@@ -474,6 +474,11 @@ def root(tmp_path: Path) -> Path:
         {"to": f"bank/{SECRET}.md"},
         {"to": f"bank/people/{MAIL}.md"},
         {"origin": f"memory/2026-11-29.md:{SECRET}"},
+        # A token glued to a word (issue 27): in a name there is no prose boundary to wait for.
+        {"tags": (f"deploy{SECRET}",)},
+        {"scope": f"project:team{SECRET}"},
+        {"to": f"bank/notes{ANTHROPIC}.md"},
+        {"to": f"bank/ops/x{OPENAI}"},
     ],
     ids=lambda field: next(iter(field)),
 )
