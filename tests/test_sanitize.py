@@ -498,6 +498,58 @@ def test_add_redacts_the_text_and_leaves_no_secret_anywhere(root: Path) -> None:
     assert _everywhere(root, SECRET, MAIL, "hunter2secret") == []
 
 
+def _hand_note(root: Path) -> Path:
+    """A note a person wrote by hand, their secret on one line, big enough for a split."""
+    note = root / "bank/ops/deploy.md"
+    lines = [f"## 단계 {i}\n\n- 배포 단계 {i}: 서비스 {i}번을 재시작하고 상태를 확인한다\n" for i in range(12)]
+    lines.insert(6, f"\n- 임시로 적어 둔 키 {SECRET}\n")
+    note.write_text("# 런북\n\n" + "".join(lines), encoding="utf-8")
+    return note
+
+
+def test_split_keeps_no_copy_of_a_hand_written_secret_in_the_journal(root: Path) -> None:
+    _hand_note(root)
+    memory = MemTree(root)
+    assert "secret" in [p.kind for p in memory.check() if p.path == "bank/ops/deploy.md"]
+    assert memory.split("bank/ops/deploy.md", max_bytes=400)[0].children
+    journal = root / ".memtree/changes.jsonl"
+    assert SECRET not in journal.read_text(encoding="utf-8")
+    # The person removes the secret as `check` advises: nothing under .memtree/ still holds it.
+    for part in root.rglob("*.md"):
+        part.write_text(part.read_text(encoding="utf-8").replace(SECRET, "(rotated)"), encoding="utf-8")
+    assert _everywhere(root, SECRET) == []
+    assert not [p for p in memory.check() if p.kind == "secret"]
+
+
+def test_check_finds_and_fix_redacts_a_secret_an_older_journal_kept(root: Path, monkeypatch) -> None:
+    from memtree.notes import recorder
+
+    _hand_note(root)
+    memory = MemTree(root)
+    with monkeypatch.context() as patch:
+        patch.setattr(recorder, "_redactors", [])  # a journal written before memtree redacted what it keeps
+        memory.split("bank/ops/deploy.md", max_bytes=400)
+    for part in root.rglob("*.md"):
+        part.write_text(part.read_text(encoding="utf-8").replace(SECRET, "(rotated)"), encoding="utf-8")
+    assert _everywhere(root, SECRET) == [".memtree/changes.jsonl"]
+    found = [p for p in memory.check() if p.kind == "secret"]
+    assert [(p.path, p.fixable) for p in found] == [(".memtree/changes.jsonl", True)]
+    assert "github-token" in found[0].detail and SECRET not in found[0].detail
+    assert memory.redact_journal() == 1
+    assert _everywhere(root, SECRET) == []
+    assert not [p for p in memory.check() if p.kind == "secret"]
+    assert memory.redact_journal() == 0
+
+
+def test_undo_of_a_split_restores_the_note_redacted(root: Path) -> None:
+    note = _hand_note(root)
+    memory = MemTree(root)
+    memory.split("bank/ops/deploy.md", max_bytes=400)
+    memory.undo()
+    text = note.read_text(encoding="utf-8")
+    assert SECRET not in text and "[REDACTED:github-token]" in text and "배포 단계 11" in text
+
+
 def _doc(entry_meta: dict[str, object] | None = None, path: str = "bank/a.md", nodes: list | None = None) -> bytes:
     entry = {"path": path, "item": True, "text": "크론은 04:30 KST에 돈다", "meta": entry_meta or {}}
     return json.dumps({"memtree": "export", "version": 1, "nodes": nodes or [], "entries": [entry]}).encode()

@@ -207,7 +207,12 @@ def split(
 def check(
     files: Annotated[list[str] | None, typer.Argument(help="Only these files (pre-commit passes them).")] = None,
     fix: Annotated[
-        bool, typer.Option("--fix", help="Split oversized notes, remove leftover temp files, re-index; check again.")
+        bool,
+        typer.Option(
+            "--fix",
+            help="Split oversized notes, remove leftover temp files, redact secrets the change journal keeps, "
+            "re-index; check again.",
+        ),
     ] = False,
     root: RootOption = None,
     json: JsonOption = False,
@@ -217,6 +222,8 @@ def check(
     fixed: list[str] = []
     if fix:
         fixed += [f"removed {p}, left by a killed write" for p in mt.sweep()]
+        redacted = mt.redact_journal()
+        fixed += [f"redacted the secrets {redacted} journaled change(s) kept for undo"] if redacted else []
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]

@@ -43,6 +43,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memtree.notes import recorder
 from memtree.text.terms import well_formed
 from memtree.write.disguises import _fold, _joined, _unwrapped, _View
 from memtree.write.secret_rules import (
@@ -356,3 +357,11 @@ def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = ()) -> Sa
             _cache.clear()
         sanitizer = _cache[key] = Sanitizer(items)
     return sanitizer.sanitize(text)
+
+
+def _journal_text(text: str) -> str:
+    """What the change journal keeps of old note text: redacted with the built-in rules."""
+    return sanitize(text).text
+
+
+recorder.redact_with(_journal_text)

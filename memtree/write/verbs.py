@@ -243,6 +243,16 @@ def check(state: RootState, files: list[str] | None = None) -> list[Problem]:
     return find_problems(state.root, state.settings, inside)  # [] checks no file, only the tree
 
 
+def redact_journal(state: RootState) -> int:
+    """Redact the secrets (the root's rules too) in the old note text and summaries the change journal keeps."""
+    from memtree.notes import changes
+    from memtree.write.retain import sanitizer_for
+
+    sanitizer = sanitizer_for(state.settings)
+    with store.write_lock(state.root):
+        return changes.redact_kept(state.root, lambda text: sanitizer.sanitize(text).text)
+
+
 def sweep(state: RootState) -> list[str]:
     """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
     return store.sweep(state.root)
