@@ -397,6 +397,7 @@ def test_a_key_split_over_a_line_break_at_any_point_loses_head_and_tail(key: str
         "Η τιμή είναι σωστή και ο κωδικός αλλάζει",
         "merge 8c2b3f5a9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b and 123e4567-e89b-12d3-a456-426614174000",
         "encoded URL %2520 and 100%2525 off",
+        "if password is None:\n    password = getpass()",
     ],
 )
 def test_issue27_near_miss_is_left_alone(text: str) -> None:

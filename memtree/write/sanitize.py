@@ -8,17 +8,22 @@ overlaps a span already taken, or a ``[REDACTED:...]`` marker, is dropped, so a 
 redacts only that group: ``password=`` keeps its key, a URL its scheme, user and host.
 
 Disguises are undone before matching, never in the output: each rule also runs on a *view* of the
-text with %XX and HTML entities decoded, NFKC applied (full-width ``ｐａｓｓｗｏｒｄ＝``, NFD Hangul)
-and zero-width characters dropped, and the token rules on a view with line breaks inside a token
-removed; a match there redacts the original characters it came from. ``비밀번호는 hunter2`` (a
-Korean label, no separator) and ``password:`` with its value alone on the next line need a
+text with %XX and HTML entities decoded (again while that changes anything: ``%253D``), NFKC applied
+(full-width ``ｐａｓｓｗｏｒｄ＝``, NFD Hangul), Cyrillic and Greek look-alikes of Latin letters folded
+(``раssword=`` with a Cyrillic р and а) and zero-width characters dropped; the token rules also on
+a view with line breaks inside a token removed, and the base64 rule on one with a wrapped blob's
+lines joined — a match across a break is taken before one within a line, so a key's tail goes
+with its head. A match in a view redacts the original characters it came from. ``비밀번호는
+hunter2`` (a Korean label, no separator), ``the admin password is X``, ``passcode X`` (English, a
+digit needed without `is`/`to`) and ``password:`` with its value alone on the next line need a
 password-like value (ASCII, a digit or symbol, lower case unless a PIN); a bare 40-character AWS
 secret needs its AKIA… id within 200 characters.
 
 Encoded secrets and entropy (measured by ``bench/secret_scan.py`` on KorQuAD, LoCoMo, tests/data and
-bank/, 3,636 documents): a base64 run of 16–4,096 characters is decoded and redacted as
-``encoded-secret`` when the bytes are printable UTF-8 text in which the other rules find a secret
-— 200 of 200 generated encodings caught, 0 ordinary documents flagged. No entropy rule: a bare
+bank/, 3,750 documents, and the labelled corpus of bench/secret_corpus.py): a base64 or hex run of
+16–4,096 characters is decoded and redacted as ``encoded-secret`` when the bytes are printable UTF-8
+text in which the other rules (and one more decoding: base64 of hex) find a secret — 200 of 200
+generated encodings caught, 0 ordinary documents flagged. No entropy rule: a bare
 threshold (≥ 4.0 bits/char over 20+ characters) catches the same encodings (198/200) but flags
 ordinary text (env settings like ``NODE_OPTIONS=--max-old-space-size=4096``) and would redact
 every hash and id; with a label nearby it caught 0 encodings and 2 of 14 plain samples, all
@@ -31,7 +36,9 @@ ordinary documents like these rules, and ran at ~8 ms/KB against 0.3–0.85 ms/K
 add a dependency (with ``requests``) for less coverage.
 
 Fields are not entry text: ``field`` redacts a free-text metadata value, ``require_clean``
-refuses (QueryError) a tag, scope, id or path holding a secret, since a redacted name is useless.
+refuses (QueryError) a tag, scope, id or path holding a secret, since a redacted name is useless;
+in a name a prefixed token glued to a word counts (``find_in_name``). The change journal's copies of
+old note text are redacted on record (this module registers with memtree.notes.recorder).
 """
 
 from __future__ import annotations

@@ -46,6 +46,8 @@ _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "js", "ts", 
 _SPECIAL_IPS = ("0.0.0.0", "127.", "255.")  # why: loopback, any-address and netmasks name no one
 _TOKEN_KEYS = frozenset({"토큰", "시크릿"})
 _AWS_ID = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}")
+_CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
+"""A value that is a name and an opening parenthesis: a call in code, whose arguments the value stops before."""
 _HYPHENATED_RE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")
 """`case-sensitive`, `auto-generated`: English, not a password (a passphrase of words is one, see _PHRASE_RE)."""
 _PHRASE_RE = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){2,}")
@@ -132,7 +134,8 @@ def _password(match: re.Match[str]) -> bool:
     if match.start("v5") >= 0 and not _password_like(value):  # why: `Password:` then a word is a heading
         return False
     placeholder = value.startswith(("$", "{", "%(")) or not value.strip("*xX.•-_")
-    return not placeholder and value.split("[")[0].lower() not in _NOT_PASSWORDS
+    call = match.start("v4") >= 0 and _CALL_RE.fullmatch(value) is not None  # `password = getpass()` is code
+    return not placeholder and not call and value.split("[")[0].lower() not in _NOT_PASSWORDS
 
 
 def _token_like(value: str) -> bool:
