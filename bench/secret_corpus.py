@@ -56,11 +56,11 @@ def _wrapped(blob: str, width: int, newline: str = "\n") -> str:
 
 
 def _splits(split: str, key: str, frame: str, step: int = 1) -> list[Case]:
-    """The key broken over a line at every ``step``-th point; each half that is long enough must go."""
+    """The key broken over a line at every ``step``-th point; its tail must go (its head when the tail is short)."""
     out = []
     for cut in range(1, len(key), step):
         text = frame.format(f"{key[:cut]}\n{key[cut:]}")
-        secret = key[cut:] if len(key) - cut >= cut else key[:cut]
+        secret = key[cut:] if len(key) - cut >= 4 else key[:cut]
         out.append(Case(split, f"split-{key[:6]}", text, secret))
     return out
 
