@@ -384,6 +384,11 @@ def test_a_key_split_over_a_line_break_at_any_point_loses_head_and_tail(key: str
     assert leaks == []
 
 
+def test_the_line_after_a_key_keeps_its_first_word_and_its_break() -> None:
+    for after in ("The next line is prose", "- second bullet", "export B=1", "next"):
+        assert sanitize(f"key {ANTHROPIC}\n{after}").text == f"key [REDACTED:anthropic-key]\n{after}"
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -37,6 +37,7 @@ _CONFUSABLES = str.maketrans(
     "aeopcyxsijdhlqwbkmhtABESIJKMHOPCTXYGaopiuvkxteABEZHIKMNOPTYX",
 )
 _CONFUSABLE_RE = re.compile(f"[{''.join(chr(c) for c in _CONFUSABLES)}]")
+_TAIL_RE = re.compile(r"[A-Za-z0-9_-]+")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -160,16 +161,27 @@ def _fold_run(out: _Pieces, start: int, run: str) -> None:
 
 
 def _joined(text: str, base: _View | None) -> _View | None:
-    """``text`` with every line break between two token characters removed (a wrapped key made whole)."""
+    """``text`` with each line break between a token character and a key's tail removed (a wrapped key made whole).
+
+    Why only before a tail: the word starting the next line (`export`, `The`, a `- ` bullet) would go with the
+    key. A tail holds a digit, or a capital after its first character (`nO5pQ`, `CDEF`, `AA`); a tail of
+    lower-case letters alone is left apart (3 in 100 four-character tails of a random key).
+    """
     out, position = _Pieces(text), 0
     for match in _JOIN_RE.finditer(text):
         start, end = match.span()
-        if start and text[start - 1] in _TOKEN_CHARS:
+        tail = _TAIL_RE.match(text, end)
+        if start and text[start - 1] in _TOKEN_CHARS and tail is not None and _key_tail(tail.group()):
             out.copy(position, start)
             out.put(start, end, "")
             position = end
     out.copy(position, len(text))
     return out.view(base)
+
+
+def _key_tail(run: str) -> bool:
+    """Whether a run starting a line reads as the rest of a key rather than a word."""
+    return any(ch.isdigit() for ch in run) or any(ch.isupper() for ch in run[1:])
 
 
 def _unwrapped(text: str, base: _View | None) -> _View | None:
