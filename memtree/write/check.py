@@ -59,7 +59,7 @@ def _journal_secrets(root: Path, sanitizer: Sanitizer) -> list[Problem]:
     if not holding:
         return []
     named = ", ".join(sorted(set().union(*holding.values())))
-    detail = f"{len(holding)} change(s) keep old note text holding a secret ({named}) for undo; --fix redacts them"
+    detail = f"{len(holding)} change(s) keep old note text holding a secret ({named}) for undo"
     return [Problem("secret", f"{changes.STATE_DIR}/{changes.JOURNAL_FILE}", detail, True)]
 
 
