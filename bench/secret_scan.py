@@ -9,6 +9,9 @@ they are; nothing is materialized), the strings of ``tests/data/*.jsonl`` and th
 per built-in kind, the encoded and disguised variants of issue 9, and a seeded set of encoded
 secrets (base64 and URL-safe base64 of `password=…`, `token=ghp_…`, JSON credentials, emails).
 
+Also the labelled corpus of bench/secret_corpus.py (issue 27's disguises, names, ordinary look-alikes),
+by split: ``tune`` (what the rules were chosen on) and ``holdout`` (written before they were run on it).
+
 Printed: the detection rate per set, the documents flagged per kind on ordinary text, the speed
 per KB, the 1 MB adversarial lines, and two candidate rules that memtree does *not* use — a bare
 Shannon-entropy threshold and the same threshold with a label nearby — so the choice stays
@@ -32,6 +35,9 @@ from collections import Counter
 from pathlib import Path
 
 from memtree.write.sanitize import Sanitizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from secret_corpus import ORDINARY, SECRETS, Case
 
 SEED = 9
 ENCODED_SAMPLES = 200
@@ -234,6 +240,48 @@ def measure_detect_secrets(samples: list[tuple[str, str, str]], docs: dict[str, 
     return out
 
 
+def measure_corpus(secrets: list[Case], ordinary: list[Case]) -> dict:
+    """bench/secret_corpus.py: the catch rate per split and group, and the ordinary cases flagged (listed)."""
+    sanitizer = Sanitizer()
+    caught: Counter[tuple[str, str]] = Counter()
+    total: Counter[tuple[str, str]] = Counter()
+    missed: list[str] = []
+    for case in secrets:
+        total[(case.split, case.group)] += 1
+        if case.name:
+            hit = bool(sanitizer.find_in_name(case.text))
+        else:
+            hit = case.secret not in sanitizer.sanitize(case.text).text
+        caught[(case.split, case.group)] += hit
+        if not hit:
+            missed.append(f"{case.split}/{case.group}: {case.text[:70]!r}")
+    flagged = []
+    checked: Counter[str] = Counter()
+    for case in ordinary:
+        checked[case.split] += 1
+        found = sanitizer.find_in_name(case.text) if case.name else sanitizer.find(case.text)
+        if found:
+            flagged.append(f"{case.split}/{case.group}: {case.text[:70]!r} -> {sorted({r.kind for r in found})}")
+    splits = sorted({split for split, _ in total})
+
+    def share(split: str) -> str:
+        return f"{sum(caught[k] for k in total if k[0] == split)}/{sum(total[k] for k in total if k[0] == split)}"
+
+    return {
+        "caught": {
+            split: {
+                "all": share(split),
+                **{group: f"{caught[(s, group)]}/{total[(s, group)]}" for s, group in sorted(total) if s == split},
+            }
+            for split in splits
+        },
+        "missed": missed,
+        "ordinary_flagged": f"{len(flagged)}/{sum(checked.values())}",
+        "ordinary_checked": dict(checked),
+        "flagged": flagged,
+    }
+
+
 def adversarial() -> dict[str, float]:
     """Seconds to sanitize 1 MB lines built to make a backtracking regex explode."""
     sanitizer = Sanitizer()
@@ -269,6 +317,7 @@ def main() -> int:
     samples = SAMPLES + encoded_samples(ENCODED_SAMPLES, random.Random(SEED))
     docs = corpora(args.bench, args.repo)
     report = {
+        "corpus": measure_corpus(SECRETS, ORDINARY),
         "memtree": measure_memtree(samples, docs),
         "entropy_rule_candidates": measure_entropy(samples, docs),
         "detect_secrets": measure_detect_secrets(samples, docs),

@@ -250,6 +250,11 @@ class MemTree:
         with self.state.lock:
             return write.prune_categories(self.state)
 
+    def redact_journal(self) -> int:
+        """Redact the secrets the change journal keeps in old note text; returns the changes rewritten."""
+        with self.state.lock:
+            return write.redact_journal(self.state)
+
     def sweep(self) -> list[str]:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
         with self.state.lock:

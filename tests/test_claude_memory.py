@@ -267,6 +267,24 @@ def test_a_secret_the_edit_joins_across_its_edge_is_redacted(tool: MemtreeMemory
     assert AWS_ID not in (sample_root / "bank/ops/keys.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    "path",
+    [f"/memories/bank/{GITHUB}.md", f"/memories/bank/{GITHUB}/notes.md", f"/memories/bank/keys{GITHUB}.md"],
+)
+def test_a_secret_as_a_file_or_folder_name_is_refused(tool: MemtreeMemoryTool, sample_root: Path, path: str) -> None:
+    before = snapshot(sample_root)
+    out = refused(tool, command="create", path=path, file_text="- 배포 메모\n")
+    assert "holds a secret (github-token)" in out and GITHUB not in out
+    ok(tool, command="create", path="/memories/bank/ops/plain.md", file_text="- 배포 메모\n")
+    out = refused(tool, command="rename", old_path="/memories/bank/ops/plain.md", new_path=path)
+    assert "holds a secret" in out and GITHUB not in out
+    assert snapshot(sample_root) != before  # plain.md was written, and only that
+    for where in sample_root.rglob("*"):
+        if where.is_file():
+            assert GITHUB.encode() not in where.read_bytes(), where
+            assert GITHUB not in where.as_posix(), where
+
+
 def test_str_replace_and_insert_match_the_reference(tool: MemtreeMemoryTool, sample_root: Path, tmp_path: Path) -> None:
     reference = BetaLocalFilesystemMemoryTool(str(tmp_path / "reference"))
     text = "# 회의\n\n- 월요일 회의\n- 수요일 회의\n- 금요일 배포 금지\n"

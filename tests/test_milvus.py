@@ -281,29 +281,46 @@ def test_concurrent_syncs_end_with_exactly_the_chunks_on_disk(tmp_path: Path) ->
     assert spans(rows(root)) == local_spans(root)
 
 
+SYNC_STOPPING_AFTER_A_BATCH = """
+import sys
+from pathlib import Path
+from memtree import MemTree
+from memtree.index.milvus_store import Ledger
+save = Ledger.save
+def save_then_stop(self):
+    save(self)
+    if self.notes:  # a first batch is in the ledger: say so, then wait to be killed mid-sync
+        Path(sys.argv[2]).write_text(str(len(self.notes)))
+        sys.stdin.read()
+Ledger.save = save_then_stop
+MemTree(sys.argv[1], refresh_interval=3600).index()
+"""
+CHILD_BUDGET_S = 300
+"""What a sync child may take under load (as the sibling tests' ``wait(timeout=300)``): it starts Python,
+pymilvus and a milvus-lite server before its first batch, 6 s idle and 22 s with two busy loops here."""
+
+
 def test_an_interrupted_sync_resumes(tmp_path: Path) -> None:
     notes = {f"bank/many/n{i}.md": "".join(f"- 기록 {i}-{j} 내용\n\n" for j in range(60)) for i in range(40)}
     root = milvus_root(tmp_path, notes=notes)
-    child = subprocess.Popen([sys.executable, "-c", SYNC, str(root)])
-    ledger_dir = root / ".memtree" / "milvus"
-
-    def some_batches_landed() -> bool:
-        for ledger in ledger_dir.glob("*.json"):
-            try:
-                return len(json.loads(ledger.read_bytes())["notes"]) > 0
-            except ValueError:
-                return False
-        return False
-
-    wait_for(some_batches_landed, "a first batch of rows in the ledger")
-    child.kill()
-    child.wait()
-    landed = len(json.loads(next(ledger_dir.glob("*.json")).read_bytes())["notes"])
+    said = tmp_path / "first-batch"
+    # Why the child stops itself: killed at a moment the test picks, it may have finished (a fast
+    # machine) or not started (a loaded one: a 10 s wait for a first batch failed under load).
+    command = [sys.executable, "-c", SYNC_STOPPING_AFTER_A_BATCH, str(root), str(said)]
+    child = subprocess.Popen(command, stdin=subprocess.PIPE)
+    try:
+        wait_for(lambda: said.exists() or child.poll() is not None, "the sync child's first batch", CHILD_BUDGET_S)
+        assert said.exists(), f"the sync child ended (exit {child.returncode}) before its first batch"
+    finally:
+        child.kill()
+        child.wait()
+    landed = len(json.loads(next((root / ".memtree" / "milvus").glob("*.json")).read_bytes())["notes"])
+    assert 0 < landed < 40
     mt = MemTree(root, refresh_interval=3600)
     mt.index()
     engine = mt.state.index
     assert isinstance(engine, MilvusIndex) and engine.in_step
-    assert engine.sent <= 60 * (40 - landed)  # the notes already recorded are not sent again
+    assert 0 < engine.sent <= 60 * (40 - landed)  # the notes already recorded are not sent again
     release(mt)
     assert spans(rows(root)) == local_spans(root)
 

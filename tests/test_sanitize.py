@@ -82,6 +82,7 @@ SAMPLE_SECRETS: list[tuple[str, str, str]] = [
     ("home-path", "key at ~jsmith/.ssh/id_ed25519", "jsmith"),
     ("korean-rrn", "주민등록번호 900101-1234567 확인", "900101-1234567"),
     ("encoded-secret", "config " + base64.b64encode(b"password=hunter2").decode(), "cGFzc3dvcmQ9aHVudGVyMg"),
+    ("basic-auth", "Authorization: Basic " + base64.b64encode(b"admin:hunter2").decode(), "YWRtaW46aHVudGVyMg"),
 ]
 
 NEAR_MISSES = [
@@ -345,6 +346,69 @@ VARIANT_NEAR_MISSES = [
 ]
 
 
+# Issue 27's disguises that got through: (kind, text, what must not survive).
+_B64_BLOB = base64.b64encode(f"password=hunter2secret; token={GITHUB} and a long tail of words".encode()).decode()
+ISSUE27_VARIANTS: list[tuple[str, str, str]] = [
+    ("encoded-secret", "creds:\n" + "\n".join(_B64_BLOB[i : i + 20] for i in range(0, len(_B64_BLOB), 20)) + "\n",
+     _B64_BLOB[-12:]),
+    ("encoded-secret", "pem-ish\n" + "\n".join(_B64_BLOB[i : i + 64] for i in range(0, len(_B64_BLOB), 64))
+     + "\nNext steps: rotate it", _B64_BLOB[64:]),
+    ("password", "the admin password is Tr0ub4dor&3, do not share", "Tr0ub4dor&3"),
+    ("password", "door passcode 8841-2290", "8841-2290"),
+    ("password", "the passphrase is correct-horse-battery-staple", "correct-horse-battery-staple"),
+    ("password", "the password for the staging db was changed to N3wPass!23 today", "N3wPass!23"),
+    ("basic-auth", "curl -H 'Authorization: Basic " + base64.b64encode(b"deploy:s3cr3t").decode() + "' x",
+     base64.b64encode(b"deploy:s3cr3t").decode()),
+    ("encoded-secret", "cfg 70617373776f72643d68756e74657232736563726574 end", "70617373776f7264"),
+    ("password", "q=password%253Dhunter2secret&x=1", "hunter2secret"),
+    ("password", "\u0440\u0430ssword=hunter2secret", "hunter2secret"),
+    ("password", "\u0440\u0430ssw\u043erd is Tr0ub4dor&3", "Tr0ub4dor&3"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), ISSUE27_VARIANTS)
+def test_issue27_disguise_is_redacted(kind: str, text: str, secret: str) -> None:
+    result = sanitize(text)
+    assert secret not in result.text
+    assert kind in {r.kind for r in result.redactions}
+    assert sanitize(result.text).text == result.text
+
+
+@pytest.mark.parametrize("key", [ANTHROPIC, OPENAI, GITHUB])
+def test_a_key_split_over_a_line_break_at_any_point_loses_head_and_tail(key: str) -> None:
+    leaks = []
+    for cut in range(1, len(key)):
+        text = sanitize(f"the key {key[:cut]}\n{key[cut:]} then more").text
+        if (cut >= 6 and key[:cut] in text) or (len(key) - cut >= 4 and key[cut:] in text):
+            leaks.append(cut)
+    assert leaks == []
+
+
+def test_the_line_after_a_key_keeps_its_first_word_and_its_break() -> None:
+    for after in ("The next line is prose", "- second bullet", "export B=1", "next"):
+        assert sanitize(f"key {ANTHROPIC}\n{after}").text == f"key [REDACTED:anthropic-key]\n{after}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is required and case-sensitive",
+        "reset your password to continue",
+        "password reset-flow is documented",
+        "passcode lock is on; the PIN code screen shows",
+        "Basic authentication is disabled; basic usage",
+        "the passphrase is stored in the vault",
+        "Привет, это обычный русский текст о сервере и пароле",
+        "Η τιμή είναι σωστή και ο κωδικός αλλάζει",
+        "merge 8c2b3f5a9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b and 123e4567-e89b-12d3-a456-426614174000",
+        "encoded URL %2520 and 100%2525 off",
+        "if password is None:\n    password = getpass()",
+    ],
+)
+def test_issue27_near_miss_is_left_alone(text: str) -> None:
+    assert sanitize(text).text == text
+
+
 @pytest.mark.parametrize(("kind", "text", "secret"), VARIANTS)
 def test_variant_is_redacted_and_the_original_span_goes(kind: str, text: str, secret: str) -> None:
     result = sanitize(text)
@@ -416,6 +480,11 @@ def root(tmp_path: Path) -> Path:
         {"to": f"bank/{SECRET}.md"},
         {"to": f"bank/people/{MAIL}.md"},
         {"origin": f"memory/2026-11-29.md:{SECRET}"},
+        # A token glued to a word (issue 27): in a name there is no prose boundary to wait for.
+        {"tags": (f"deploy{SECRET}",)},
+        {"scope": f"project:team{SECRET}"},
+        {"to": f"bank/notes{ANTHROPIC}.md"},
+        {"to": f"bank/ops/x{OPENAI}"},
     ],
     ids=lambda field: next(iter(field)),
 )
@@ -433,6 +502,58 @@ def test_add_redacts_the_text_and_leaves_no_secret_anywhere(root: Path) -> None:
     memory.add("비밀번호는 hunter2secret 이다", to="bank/ops/new-note.md")
     assert memory.search("배포 토큰").hits
     assert _everywhere(root, SECRET, MAIL, "hunter2secret") == []
+
+
+def _hand_note(root: Path) -> Path:
+    """A note a person wrote by hand, their secret on one line, big enough for a split."""
+    note = root / "bank/ops/deploy.md"
+    lines = [f"## 단계 {i}\n\n- 배포 단계 {i}: 서비스 {i}번을 재시작하고 상태를 확인한다\n" for i in range(12)]
+    lines.insert(6, f"\n- 임시로 적어 둔 키 {SECRET}\n")
+    note.write_text("# 런북\n\n" + "".join(lines), encoding="utf-8")
+    return note
+
+
+def test_split_keeps_no_copy_of_a_hand_written_secret_in_the_journal(root: Path) -> None:
+    _hand_note(root)
+    memory = MemTree(root)
+    assert "secret" in [p.kind for p in memory.check() if p.path == "bank/ops/deploy.md"]
+    assert memory.split("bank/ops/deploy.md", max_bytes=400)[0].children
+    journal = root / ".memtree/changes.jsonl"
+    assert SECRET not in journal.read_text(encoding="utf-8")
+    # The person removes the secret as `check` advises: nothing under .memtree/ still holds it.
+    for part in root.rglob("*.md"):
+        part.write_text(part.read_text(encoding="utf-8").replace(SECRET, "(rotated)"), encoding="utf-8")
+    assert _everywhere(root, SECRET) == []
+    assert not [p for p in memory.check() if p.kind == "secret"]
+
+
+def test_check_finds_and_fix_redacts_a_secret_an_older_journal_kept(root: Path, monkeypatch) -> None:
+    from memtree.notes import recorder
+
+    _hand_note(root)
+    memory = MemTree(root)
+    with monkeypatch.context() as patch:
+        patch.setattr(recorder, "_redactors", [])  # a journal written before memtree redacted what it keeps
+        memory.split("bank/ops/deploy.md", max_bytes=400)
+    for part in root.rglob("*.md"):
+        part.write_text(part.read_text(encoding="utf-8").replace(SECRET, "(rotated)"), encoding="utf-8")
+    assert _everywhere(root, SECRET) == [".memtree/changes.jsonl"]
+    found = [p for p in memory.check() if p.kind == "secret"]
+    assert [(p.path, p.fixable) for p in found] == [(".memtree/changes.jsonl", True)]
+    assert "github-token" in found[0].detail and SECRET not in found[0].detail
+    assert memory.redact_journal() == 1
+    assert _everywhere(root, SECRET) == []
+    assert not [p for p in memory.check() if p.kind == "secret"]
+    assert memory.redact_journal() == 0
+
+
+def test_undo_of_a_split_restores_the_note_redacted(root: Path) -> None:
+    note = _hand_note(root)
+    memory = MemTree(root)
+    memory.split("bank/ops/deploy.md", max_bytes=400)
+    memory.undo()
+    text = note.read_text(encoding="utf-8")
+    assert SECRET not in text and "[REDACTED:github-token]" in text and "배포 단계 11" in text
 
 
 def _doc(entry_meta: dict[str, object] | None = None, path: str = "bank/a.md", nodes: list | None = None) -> bytes:

@@ -220,7 +220,7 @@ def check(
             "--fix",
             help=(
                 "Settle interrupted splits, split oversized notes, remove leftover temp files, cut parent cycles, "
-                "re-index, drop empty categories; check again."
+                "redact secrets the change journal keeps, re-index, drop empty categories; check again."
             ),
         ),
     ] = False,
@@ -234,6 +234,8 @@ def check(
         fixed += [f"removed {p}, left by a killed write" for p in mt.sweep()]
         fixed += [f"cut a parent cycle of tree-index.json: node {i} is now a top node" for i in mt.cut_cycles()]
         fixed += mt.repair_splits()
+        redacted = mt.redact_journal()
+        fixed += [f"redacted the secrets {redacted} journaled change(s) kept for undo"] if redacted else []
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]

@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -323,3 +324,86 @@ def _trim(root: Path) -> None:
         for blob in undo.iterdir():
             if blob.name.encode() not in named:
                 blob.unlink()
+
+
+def kept_texts(root: Path) -> Iterator[tuple[str, str]]:
+    """(change id, text) for every summary and old note text the journal keeps (for ``memtree check``)."""
+    for change in load(root):
+        yield change.id, change.summary
+        for f in change.files:
+            if f.path.endswith(_NOTE_SUFFIXES) and f.was:
+                yield change.id, f.was.decode("utf-8", "replace")
+
+
+def redact_kept(root: Path, redact: Callable[[str], str]) -> int:
+    """Rewrite the journal with ``redact`` applied to each summary and old note text; the changes rewritten.
+
+    For a secret a person removed from a note after memtree journaled a copy (a split before
+    memtree redacted what it keeps). The caller holds the write lock. A rewritten change whose note
+    is still as it left it undoes to the redacted text; an older one is refused by hash, as a hand
+    edit would make it anyway.
+    """
+    path = journal_path(root)
+    state = Path(root) / STATE_DIR
+    try:
+        lines = path.read_bytes().splitlines(keepends=True)
+    except OSError:
+        return 0
+    out, rewritten = [], 0
+    for line in lines:
+        try:
+            doc = orjson.loads(line)
+            changed = _redact_doc(Path(root), state, doc, redact)
+        except (ValueError, KeyError, TypeError):
+            out.append(line)
+            continue
+        rewritten += changed
+        out.append(orjson.dumps(doc) + b"\n" if changed else line)
+    if rewritten:
+        tmp = path.with_name(f".{JOURNAL_FILE}.tmp")
+        tmp.write_bytes(b"".join(out))
+        os.replace(tmp, path)
+        named = set(re.findall(rb'"was_blob":"([0-9a-f]{64})"', b"".join(out)))
+        for name in _copies(state):
+            if name.encode() not in named:
+                with contextlib.suppress(OSError):
+                    (state / UNDO_DIR / name).unlink()
+    return rewritten
+
+
+_NOTE_SUFFIXES = (".md", ".markdown")
+
+
+def _redact_doc(root: Path, state: Path, doc: dict[str, Any], redact: Callable[[str], str]) -> bool:
+    """Redact one journal line's kept texts in place; whether anything changed."""
+    changed = False
+    summary = redact(str(doc.get("summary", "")))
+    if summary != doc.get("summary", ""):
+        doc["summary"], changed = summary, True
+    for f in doc["files"]:
+        if not str(f["path"]).endswith(_NOTE_SUFFIXES) or f.get("before") is None:
+            continue
+        if "was" in f:
+            old = str(f["was"]).encode("utf-8")
+        elif "was_blob" in f:
+            old = _blob(state, str(f["was_blob"]), str(f["path"]))
+        else:
+            continue
+        try:
+            clean = redact(old.decode("utf-8")).encode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if clean == old:
+            continue
+        changed = True
+        try:
+            current: bytes | None = (root / str(f["path"])).read_bytes()
+        except OSError:
+            current = None
+        if current is not None and digest(current) == f["after"]:
+            f["before"] = digest(current[: f["head"]] + clean + current[len(current) - f["tail"] :])
+        head, tail = int(f["head"]), int(f["tail"])
+        f.pop("was", None)
+        f.pop("was_blob", None)
+        f.update(_file_json(FileChange(str(f["path"]), f["before"], f["after"], head, tail, clean), state))
+    return changed

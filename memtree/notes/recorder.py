@@ -96,12 +96,14 @@ class Recording:
         if not files:
             return None
         moment = self.now or _written_at(self.root, files)
-        summary = self.summary or _first_line(texts)
+        summary = _one_line(self.summary or _first_line(texts))
+        for redact in _redactors:
+            summary = redact(summary)
         return Change(
             new_id(moment),
             moment.isoformat(timespec="seconds"),
             self.command,
-            _one_line(summary)[:SUMMARY_CHARS].rstrip(),
+            summary[:SUMMARY_CHARS].rstrip(),
             tuple(files),
             tuple(dict.fromkeys(ids)),
             self.undoes,
@@ -112,7 +114,41 @@ class Recording:
 def _file_change(rel: str, before: bytes | None, after: bytes | None) -> FileChange:
     head, tail = _span(before or b"", after or b"") if before is not None and after is not None else (0, 0)
     was = b"" if before is None else before[head : len(before) - tail]
-    return FileChange(rel, _hash(before), _hash(after), head, tail, was)
+    was, old = _kept(rel, before, head, tail, was)
+    return FileChange(rel, old, _hash(after), head, tail, was)
+
+
+_redactors: list[Callable[[str], str]] = []
+
+
+def redact_with(redact: Callable[[str], str]) -> None:
+    """Redact the note text the journal keeps (old lines for undo, the summary) with ``redact``.
+
+    Why a hook: the sanitizer is the write layer's (memtree.write.sanitize registers it), and the
+    journal must never hold a secret a person wrote by hand and memtree moved (a split copies a whole
+    note's old text): `check` tells them to remove it from the note, and the journal would keep it.
+    """
+    if redact not in _redactors:
+        _redactors.append(redact)
+
+
+def _kept(rel: str, before: bytes | None, head: int, tail: int, was: bytes) -> tuple[bytes, str | None]:
+    """The old lines a note's change keeps, redacted, and the hash of the old version they rebuild.
+
+    Undo then restores the note with ``[REDACTED:kind]`` where the secret was, and checks that by hash.
+    """
+    if before is None or not was or not _redactors or not rel.endswith((".md", ".markdown")):
+        return was, _hash(before)
+    try:
+        text = was.decode("utf-8")
+    except UnicodeDecodeError:
+        return was, _hash(before)
+    for redact in _redactors:
+        text = redact(text)
+    clean = text.encode("utf-8")
+    if clean == was:
+        return was, _hash(before)
+    return clean, digest(before[:head] + clean + before[len(before) - tail :])
 
 
 _local = threading.local()

@@ -57,6 +57,7 @@ from memtree.serve import claude_memory_moves as moves
 from memtree.serve import claude_memory_paths as paths
 from memtree.serve import claude_memory_view as view
 from memtree.serve.claude_memory_paths import Refused, shown
+from memtree.write.retain import sanitizer_for
 
 __all__ = ["AsyncMemtreeMemoryTool", "MemtreeMemoryTool"]
 
@@ -126,7 +127,7 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
     @_as_tool_errors
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         """A new bank note: sanitized, indexed, given a node, split when it is too big."""
-        target = paths.writable(self.root, command.path, note=True)
+        target = self._new_name(paths.writable(self.root, command.path, note=True))
         written = files.create(self.memtree, target, command.file_text, self._now())
         return "\n".join([f"File created successfully at: {command.path}", *self._report(written)])
 
@@ -179,7 +180,7 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         """Move a note or a folder inside bank/; tree-index.json's nodes follow."""
         old = paths.writable(self.root, command.old_path)
-        new = paths.writable(self.root, command.new_path)
+        new = self._new_name(paths.writable(self.root, command.new_path))
         moved = moves.rename(self.memtree, old, new, (command.old_path, command.new_path), self._now())
         lines = [f"Successfully renamed {command.old_path} to {command.new_path}"]
         lines += [
@@ -200,6 +201,15 @@ class MemtreeMemoryTool(BetaAbstractMemoryTool):
     def _now(self) -> datetime:
         """The moment of a write (its journal entry, an archive's date): the given clock's, else memtree's."""
         return (self._clock or clock)()
+
+    def _new_name(self, target: paths.Target) -> paths.Target:
+        """``target``, or Refused when its path holds a secret: a name lands raw in tree-index.json, the
+        journal and the index, so it is refused like ``--to`` (memtree.write.sanitize.require_clean)."""
+        try:
+            sanitizer_for(self.memtree.settings).require_clean(target.rel, "the path")
+        except MemtreeError as exc:
+            raise Refused(str(exc)) from None
+        return target
 
     def _existing_file(self, path: str) -> paths.Target:
         target = paths.writable(self.root, path)

@@ -3,3 +3,5 @@ conflicts, daily logs, split, keeping the tree in step with bank/ (catalog), exp
 
 May import: memtree.text, memtree.notes, memtree.index.
 """
+
+from memtree.write import sanitize as _sanitize  # noqa: F401  # why: registers the journal's redaction

@@ -5,7 +5,9 @@ interrupted split (memtree.notes.intent) and removes the copies one left (:func:
 splits the oversized bank notes, removes the temp files a killed write left behind, cuts parent
 cycles of the tree and re-runs `memtree index`, which adds nodes for notes that have none and drops
 nodes whose file is gone, and drops the category nodes left with no note
-(memtree.write.catalog.empty_categories). Secrets are reported, never rewritten behind the user's back.
+(memtree.write.catalog.empty_categories). Secrets in notes are reported, never rewritten behind the
+user's back; those the change journal still keeps in old note text (after the person removed them
+from the note) are redacted there by ``--fix``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtree.config import Settings
 from memtree.errors import TreeError
 from memtree.notes import intent, store
 from memtree.notes import tree as treemod
 from memtree.notes.entries import SPLIT_MARKER as MARKER
+
+if TYPE_CHECKING:
+    from memtree.write.sanitize import Sanitizer
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,22 @@ def _oversized(root: Path, f: store.FileStat, limit: int) -> Problem:
     if plan is not None and plan.children:
         return Problem("oversized", f.path, detail, True)
     return Problem("oversized", f.path, detail + "; one block too big to split: shorten it by hand")
+
+
+def _journal_secrets(root: Path, sanitizer: Sanitizer) -> list[Problem]:
+    """The journaled changes whose kept old note text (for undo) holds a secret: one problem, fixable."""
+    from memtree.notes import changes
+
+    holding: dict[str, set[str]] = {}
+    for change_id, text in changes.kept_texts(root):
+        kinds = {r.kind for r in sanitizer.find(text)}
+        if kinds:
+            holding.setdefault(change_id, set()).update(kinds)
+    if not holding:
+        return []
+    named = ", ".join(sorted(set().union(*holding.values())))
+    detail = f"{len(holding)} change(s) keep old note text holding a secret ({named}) for undo"
+    return [Problem("secret", f"{changes.STATE_DIR}/{changes.JOURNAL_FILE}", detail, True)]
 
 
 def find_problems(root: Path, settings: Settings, files: list[str] | None = None) -> list[Problem]:
@@ -115,6 +137,8 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         for r in sanitizer.find(body):
             line = body.count("\n", 0, r.start) + 1
             secrets.append(Problem("secret", f.path, f"line {line}: looks like {r.kind}; remove it by hand"))
+    if files is None:
+        secrets += _journal_secrets(root, sanitizer)
     for f in disk:
         if (
             f.tier == "bank"

@@ -1,5 +1,6 @@
-"""Views of a text with its disguises undone — %XX and HTML entities decoded, NFKC, zero-width characters
-dropped, tokens wrapped over lines joined — that map every match back to the original characters.
+"""Views of a text with its disguises undone — %XX and HTML entities decoded (again while that changes
+anything: ``%253D`` is ``=``), NFKC, Cyrillic and Greek look-alikes of Latin letters folded, zero-width
+characters dropped, tokens wrapped over lines joined — that map every match back to the original characters.
 
 Pure; used by memtree.write.sanitize.
 """
@@ -22,6 +23,21 @@ _FOLD_RE = re.compile(
     r"(?:%[0-9A-Fa-f]{2})+|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?|[^\x00-\x7f가-힣]+"
 )
 _JOIN_RE = re.compile(r"\r?\n[ \t]*(?=[A-Za-z0-9_-])")
+_WRAPPED_RE = re.compile(
+    r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/=_-][A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{15,}={0,2}"
+    r"(?P<gap>[ \t]*\r?\n[ \t]*)(?=[A-Za-z0-9+/_-]+={0,2}[ \t]*(?:\r?\n|$))"
+)
+"""A line ending in a base64 run of 16+ characters, then a line that is one base64 run: a wrapped blob."""
+FOLD_ROUNDS = 3
+"""Decodings of a decoded view: a double-encoded ``%253D`` needs two; each costs a scan only when it changes."""
+_CONFUSABLES = str.maketrans(
+    # Why: `раssword=` with a Cyrillic р and а reads as password and hides from every Latin rule. These are
+    # the letters Unicode's confusables.txt maps to one Latin letter (lower and upper case), Cyrillic and Greek.
+    "аеорсухѕіјԁһӏԛԝвкмнтАВЕЅІЈКМНОРСТХУԌαοριυνκχτεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxsijdhlqwbkmhtABESIJKMHOPCTXYGaopiuvkxteABEZHIKMNOPTYX",
+)
+_CONFUSABLE_RE = re.compile(f"[{''.join(chr(c) for c in _CONFUSABLES)}]")
+_TAIL_RE = re.compile(r"[A-Za-z0-9_-]+")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -86,8 +102,21 @@ class _Pieces:
 
 
 def _fold(text: str) -> _View | None:
-    """``text`` with %XX and HTML entities decoded, NFKC applied and invisible characters dropped; None if the same."""
-    plain = text.isascii() or (not _ZERO_WIDTH_RE.search(text) and unicodedata.is_normalized("NFKC", text))
+    """``text`` with its disguises undone, decoded again while that changes anything; None if the same."""
+    view = _fold_once(text, None)
+    for _ in range(FOLD_ROUNDS - 1):
+        again = _fold_once(view.text, view) if view is not None else None
+        if again is None:
+            break
+        view = again
+    return view
+
+
+def _fold_once(text: str, base: _View | None) -> _View | None:
+    """``text`` with %XX and HTML entities decoded, NFKC applied, look-alikes folded, invisible characters dropped."""
+    plain = text.isascii() or (
+        not _ZERO_WIDTH_RE.search(text) and not _CONFUSABLE_RE.search(text) and unicodedata.is_normalized("NFKC", text)
+    )
     if plain and "%" not in text and "&" not in text:
         return None  # why: the common case (plain English or NFC Korean) costs a few C-speed scans
     out, position = _Pieces(text), 0
@@ -107,12 +136,16 @@ def _fold(text: str) -> _View | None:
                     out.copy(start, end)
         elif chunk[0] == "&":
             out.put(start, end, html.unescape(chunk))
-        elif not _ZERO_WIDTH_RE.search(chunk) and unicodedata.is_normalized("NFKC", chunk):
+        elif (
+            not _ZERO_WIDTH_RE.search(chunk)
+            and not _CONFUSABLE_RE.search(chunk)
+            and unicodedata.is_normalized("NFKC", chunk)
+        ):
             out.copy(start, end)
         else:
             _fold_run(out, start, chunk)
     out.copy(position, len(text))
-    return out.view()
+    return out.view(base)
 
 
 def _fold_run(out: _Pieces, start: int, run: str) -> None:
@@ -123,18 +156,45 @@ def _fold_run(out: _Pieces, start: int, run: str) -> None:
         while j < len(run) and (unicodedata.combining(run[j]) or "\u1160" <= run[j] <= "\u11ff"):
             j += 1
         cluster = "".join(ch for ch in run[i:j] if ch not in _ZERO_WIDTH)
-        out.put(start + i, start + j, unicodedata.normalize("NFKC", cluster))
+        out.put(start + i, start + j, unicodedata.normalize("NFKC", cluster).translate(_CONFUSABLES))
         i = j
 
 
 def _joined(text: str, base: _View | None) -> _View | None:
-    """``text`` with every line break between two token characters removed (a wrapped key made whole)."""
+    """``text`` with each line break between a token character and a key's tail removed (a wrapped key made whole).
+
+    Why only before a tail: the word starting the next line (`export`, `The`, a `- ` bullet) would go with the
+    key. A tail holds a digit, or a capital after its first character (`nO5pQ`, `CDEF`, `AA`); a tail of
+    lower-case letters alone is left apart (3 in 100 four-character tails of a random key).
+    """
     out, position = _Pieces(text), 0
     for match in _JOIN_RE.finditer(text):
         start, end = match.span()
-        if start and text[start - 1] in _TOKEN_CHARS:
+        tail = _TAIL_RE.match(text, end)
+        if start and text[start - 1] in _TOKEN_CHARS and tail is not None and _key_tail(tail.group()):
             out.copy(position, start)
             out.put(start, end, "")
             position = end
+    out.copy(position, len(text))
+    return out.view(base)
+
+
+def _key_tail(run: str) -> bool:
+    """Whether a run starting a line reads as the rest of a key rather than a word."""
+    return any(ch.isdigit() for ch in run) or any(ch.isupper() for ch in run[1:])
+
+
+def _unwrapped(text: str, base: _View | None) -> _View | None:
+    """``text`` with a wrapped base64 blob's line breaks removed: a line ending in a base64 run, then whole-run lines.
+
+    Why not every break between two base64 characters: the line after a blob (`Next steps`) would join its last
+    line and spoil the decoding, which then leaves that line alone.
+    """
+    out, position = _Pieces(text), 0
+    for match in _WRAPPED_RE.finditer(text):
+        start, end = match.span("gap")
+        out.copy(position, start)
+        out.put(start, end, "")
+        position = end
     out.copy(position, len(text))
     return out.view(base)

@@ -8,17 +8,22 @@ overlaps a span already taken, or a ``[REDACTED:...]`` marker, is dropped, so a 
 redacts only that group: ``password=`` keeps its key, a URL its scheme, user and host.
 
 Disguises are undone before matching, never in the output: each rule also runs on a *view* of the
-text with %XX and HTML entities decoded, NFKC applied (full-width ``ｐａｓｓｗｏｒｄ＝``, NFD Hangul)
-and zero-width characters dropped, and the token rules on a view with line breaks inside a token
-removed; a match there redacts the original characters it came from. ``비밀번호는 hunter2`` (a
-Korean label, no separator) and ``password:`` with its value alone on the next line need a
+text with %XX and HTML entities decoded (again while that changes anything: ``%253D``), NFKC applied
+(full-width ``ｐａｓｓｗｏｒｄ＝``, NFD Hangul), Cyrillic and Greek look-alikes of Latin letters folded
+(``раssword=`` with a Cyrillic р and а) and zero-width characters dropped; the token rules also on
+a view with line breaks inside a token removed, and the base64 rule on one with a wrapped blob's
+lines joined — a match across a break is taken before one within a line, so a key's tail goes
+with its head. A match in a view redacts the original characters it came from. ``비밀번호는
+hunter2`` (a Korean label, no separator), ``the admin password is X``, ``passcode X`` (English, a
+digit needed without `is`/`to`) and ``password:`` with its value alone on the next line need a
 password-like value (ASCII, a digit or symbol, lower case unless a PIN); a bare 40-character AWS
 secret needs its AKIA… id within 200 characters.
 
 Encoded secrets and entropy (measured by ``bench/secret_scan.py`` on KorQuAD, LoCoMo, tests/data and
-bank/, 3,636 documents): a base64 run of 16–4,096 characters is decoded and redacted as
-``encoded-secret`` when the bytes are printable UTF-8 text in which the other rules find a secret
-— 200 of 200 generated encodings caught, 0 ordinary documents flagged. No entropy rule: a bare
+bank/, 3,750 documents, and the labelled corpus of bench/secret_corpus.py): a base64 or hex run of
+16–4,096 characters is decoded and redacted as ``encoded-secret`` when the bytes are printable UTF-8
+text in which the other rules (and one more decoding: base64 of hex) find a secret — 200 of 200
+generated encodings caught, 0 ordinary documents flagged. No entropy rule: a bare
 threshold (≥ 4.0 bits/char over 20+ characters) catches the same encodings (198/200) but flags
 ordinary text (env settings like ``NODE_OPTIONS=--max-old-space-size=4096``) and would redact
 every hash and id; with a label nearby it caught 0 encodings and 2 of 14 plain samples, all
@@ -31,7 +36,9 @@ ordinary documents like these rules, and ran at ~8 ms/KB against 0.3–0.85 ms/K
 add a dependency (with ``requests``) for less coverage.
 
 Fields are not entry text: ``field`` redacts a free-text metadata value, ``require_clean``
-refuses (QueryError) a tag, scope, id or path holding a secret, since a redacted name is useless.
+refuses (QueryError) a tag, scope, id or path holding a secret, since a redacted name is useless;
+in a name a prefixed token glued to a word counts (``find_in_name``). The change journal's copies of
+old note text are redacted on record (this module registers with memtree.notes.recorder).
 """
 
 from __future__ import annotations
@@ -43,12 +50,15 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memtree.notes import recorder
 from memtree.text.terms import well_formed
-from memtree.write.disguises import _fold, _joined, _View
+from memtree.write.disguises import _fold, _joined, _unwrapped, _View
 from memtree.write.secret_rules import (
+    BASE64,
     BASE64_MAX_CHARS,
     CUSTOM_KIND,
     ENCODED_KIND,
+    LINES,
     MARKER,
     MARKER_RE,
     MAX_PASSES,
@@ -84,29 +94,51 @@ class Sanitized:
         return bool(self.redactions)
 
 
-def _encoded(match: re.Match[str]) -> bool:
-    """Base64 (standard or URL-safe) whose decoded bytes are text holding a secret the other rules find."""
-    run = match.group(0)
+def _decoded(run: str) -> str | None:
+    """The text a base64 (standard or URL-safe) or hex run encodes, or None when it is not printable UTF-8 text."""
     body = run.rstrip("=")
-    if len(run) > BASE64_MAX_CHARS or len(body) % 4 == 1:
-        return False
-    urlsafe = "-" in body or "_" in body
+    raw: bytes | None = None
+    hexed = body[2:] if body.startswith("0x") else body
+    if len(hexed) % 2 == 0 and _HEX_RE.fullmatch(hexed):
+        raw = bytes.fromhex(hexed)  # why first: a hex run is valid base64 too, and decodes to noise as that
+    elif len(body) % 4 != 1:
+        urlsafe = "-" in body or "_" in body
+        try:
+            raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if urlsafe else None, validate=True)
+        except (binascii.Error, ValueError):
+            return None
     try:
-        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=b"-_" if urlsafe else None, validate=True)
-        decoded = raw.decode("utf-8")
-    except (binascii.Error, ValueError):
-        return False
-    if not all(ch.isprintable() or ch in "\t\r\n" for ch in decoded):
-        return False  # why: random bytes are never all printable text; base64 of images, hashes, keys stops here
-    return bool(_plain_sanitizer().find(decoded))
+        decoded = raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        return None
+    if decoded is None or not all(ch.isprintable() or ch in "\t\r\n" for ch in decoded):
+        return None  # why: random bytes are never all printable text; images, hashes, commit ids stop here
+    return decoded
 
 
+def _encoded(match: re.Match[str]) -> bool:
+    """A run whose decoded text holds a secret the other rules find (decoded again, once: base64 of hex)."""
+    run = match.group(0)
+    decoded = _decoded(run) if len(run) <= BASE64_MAX_CHARS else None
+    return decoded is not None and bool(_inner_sanitizer().find(decoded))
+
+
+def _encoded_inside(match: re.Match[str]) -> bool:
+    """The same test on already decoded text, with the plain rules only (the decoding stops here)."""
+    decoded = _decoded(match.group(0)) if len(match.group(0)) <= BASE64_MAX_CHARS else None
+    return decoded is not None and bool(_plain_sanitizer().find(decoded))
+
+
+_HEX_RE = re.compile(r"[0-9A-Fa-f]+")
+_ENCODED_PATTERN = r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/=_-][\s\S])[A-Za-z0-9+/_-]{15,}={0,2}(?![A-Za-z0-9+/=_-])"
 _ENCODED = builtin_rule(
     ENCODED_KIND,
-    "base64 runs (16–4096 characters) whose decoded text holds a secret any rule above finds",
-    r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/=_-][\s\S])[A-Za-z0-9+/_-]{15,}={0,2}(?![A-Za-z0-9+/=_-])",
+    "base64 and hex runs (16–4096 characters, wrapped over lines too) whose decoded text holds a secret",
+    _ENCODED_PATTERN,
     _encoded,
+    joins=BASE64,
 )
+_ENCODED_INSIDE = builtin_rule(ENCODED_KIND, "an encoded run inside decoded text", _ENCODED_PATTERN, _encoded_inside)
 BUILTIN_RULES: tuple[Rule, ...] = (*RULES, _ENCODED)
 """Every built-in rule in priority order; the encoded one last: a token, a JWT or a key body is a base64 run
 too, and its own rule names it better."""
@@ -126,6 +158,8 @@ class Sanitizer:
                 warnings.append(f"privacy.custom_patterns[{index}]: {rule}; skipped")
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.warnings: tuple[str, ...] = tuple(warnings)
+        self._prefixes = tuple(sorted({n for rule in self.rules if rule.joins == LINES for n in rule.needles}))
+        """The known token prefixes (``ghp_``, ``sk-``, ``akia``…): the token rules, the ones that join lines."""
 
     def find(self, text: str) -> tuple[Redaction, ...]:
         """What ``sanitize`` would redact, in text order (for ``memtree check``)."""
@@ -150,13 +184,31 @@ class Sanitizer:
 
         Why refuse rather than redact: `[REDACTED:email]` as a tag or a file name is useless and
         collides with every other one. The message names ``what`` and the kind, never the value.
+        Every name memtree takes (``--to``, ``--tag``, ``--scope``, tags, imported ids and paths, a
+        memory-tool file or folder) passes here, so one rule decides.
         """
-        kinds = sorted({r.kind for text in {value, value.removesuffix(".md")} for r in self.find(text)})
-        if kinds:  # why the stem too: `bob@example.com.md` reads as a file name, `bob@example.com` is a secret
+        kinds = sorted({r.kind for r in self.find_in_name(value)})
+        if kinds:
             from memtree.errors import QueryError
 
             raise QueryError(f"{what} holds a secret ({', '.join(kinds)}); memtree will not write it: remove it")
         return value
+
+    def find_in_name(self, value: str) -> tuple[Redaction, ...]:
+        """The secrets in a name: as in text, and a prefixed token glued to a word (``teamghp_…``, ``notessk-ant-…``).
+
+        Why more than ``find``: in prose a token rule wants a boundary before its prefix, so `subtoken`
+        or `task-based` stay words; a name has no prose, and a key glued to one is still a key. The stem
+        is scanned too: `bob@example.com.md` reads as a file name, `bob@example.com` is a secret.
+        """
+        found: list[Redaction] = []
+        for text in dict.fromkeys((value, value.removesuffix(".md"))):
+            found += self.find(text)
+            lowered = text.lower()
+            glued = {at for needle in self._prefixes for at in _occurrences(lowered, needle) if at > 0}
+            for at in sorted(glued):
+                found += [Redaction(r.kind, r.start + at, r.end + at) for r in self.find(text[at:])]
+        return tuple(dict.fromkeys(found))
 
     def _scan(self, text: str) -> tuple[tuple[Redaction, ...], tuple[str, ...]]:
         """All redactions in text order, scanning the redacted text again until it holds no more."""
@@ -186,24 +238,27 @@ class Sanitizer:
         views: list[tuple[str, _View | None, str, bool]] = [(text, None, text.lower(), False)]
         if folded is not None:
             views.append((folded.text, folded, folded.text.lower(), False))
-        joined: list[tuple[str, _View | None, str, bool]] | None = None  # built when a joining rule first runs
+        joined: dict[str, list[tuple[str, _View | None, str, bool]]] = {}  # built when a joining rule first runs
         for rule in self.rules:
-            if rule.joins and joined is None:
-                joined = []
+            if rule.joins and rule.joins not in joined:
+                joined[rule.joins] = []
                 if "\n" in text:
+                    join = _unwrapped if rule.joins == BASE64 else _joined
                     for view_text, view, _, _ in views:
-                        whole = _joined(view_text, view)
+                        whole = join(view_text, view)
                         if whole is not None:
-                            joined.append((whole.text, whole, whole.text.lower(), True))
+                            joined[rule.joins].append((whole.text, whole, whole.text.lower(), True))
             try:
-                for view_text, view, lowered, crossing in views + (joined if rule.joins and joined else []):
+                # Why the joined views first: a key whose first line alone is long enough to match would
+                # otherwise take that line, and the match across the break (its tail) would overlap it.
+                for view_text, view, lowered, crossing in joined.get(rule.joins, []) + views:
                     if rule.needles and not any(needle in lowered for needle in rule.needles):
                         continue
                     for start, end in rule.spans(view_text):
                         if view is not None:
                             start, end = view.original(start, end)
                             if crossing and "\n" not in text[start:end]:
-                                continue  # why: a match within one line was tried on the text itself
+                                continue  # why: a match within one line is tried on the text itself
                         at = bisect_right(starts, start)
                         if end <= start or (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
                             continue
@@ -213,6 +268,15 @@ class Sanitizer:
             except Exception as error:  # why: a user regex must never stop a write (RecursionError, …)
                 failures.append(f"privacy rule {rule.kind} {_preview(rule.pattern.pattern)} failed: {error}; skipped")
         return found, failures
+
+
+def _occurrences(text: str, needle: str) -> list[int]:
+    """Where ``needle`` starts in ``text``."""
+    out, at = [], text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
 
 
 def _apply(text: str, redactions: Sequence[Redaction]) -> str:
@@ -269,15 +333,25 @@ def _custom_rule(item: object) -> Rule | str:
 
 _cache: dict[tuple[str, ...], Sanitizer] = {}
 _plain: list[Sanitizer] = []
+_inner: list[Sanitizer] = []
 
 
 def _plain_sanitizer() -> Sanitizer:
-    """The built-in rules but the base64 one: what decoded base64 is scanned with (no decoding twice)."""
+    """The built-in rules but the encoded one: what text decoded twice is scanned with."""
     if not _plain:
         plain = Sanitizer()
         plain.rules = tuple(rule for rule in BUILTIN_RULES if rule.kind != ENCODED_KIND)
         _plain.append(plain)
     return _plain[0]
+
+
+def _inner_sanitizer() -> Sanitizer:
+    """What decoded text is scanned with: the plain rules and one more decoding (hex inside base64, …)."""
+    if not _inner:
+        inner = Sanitizer()
+        inner.rules = (*_plain_sanitizer().rules, _ENCODED_INSIDE)
+        _inner.append(inner)
+    return _inner[0]
 
 
 def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = ()) -> Sanitized:
@@ -290,3 +364,11 @@ def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = ()) -> Sa
             _cache.clear()
         sanitizer = _cache[key] = Sanitizer(items)
     return sanitizer.sanitize(text)
+
+
+def _journal_text(text: str) -> str:
+    """What the change journal keeps of old note text: redacted with the built-in rules."""
+    return sanitize(text).text
+
+
+recorder.redact_with(_journal_text)

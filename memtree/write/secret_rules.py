@@ -5,6 +5,8 @@ Pure. The rule for base64-encoded secrets lives with the sanitizer, since it run
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
@@ -31,13 +33,24 @@ BASE64_MIN_CHARS = 16
 BASE64_MAX_CHARS = 4_096
 """Why: longer runs are images or key bodies (the private-key rule's); decoding them costs time, not safety."""
 ENCODED_KIND = "encoded-secret"
+LINES = "lines"
+"""``Rule.joins``: a line break between two token characters is removed (a terminal wrapped a key)."""
+BASE64 = "base64"
+"""``Rule.joins``: a base64 blob wrapped over whole lines is made one run (memtree.write.disguises._unwrapped)."""
 
-_PASSWORD_KEYS = frozenset({"password", "passwd", "passphrase", "pwd", "pw", "비밀번호", "비번", "패스워드", "암호"})
+_PASSWORD_KEYS = frozenset(
+    {"password", "passwd", "passphrase", "passcode", "pwd", "pw", "비밀번호", "비번", "패스워드", "암호", "패스코드"}
+)
 _NOT_PASSWORDS = frozenset({"str", "string", "int", "bytes", "bool", "none", "null", "optional", "secretstr", "any"})
 _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "js", "ts", "py", "md", "json"})
 _SPECIAL_IPS = ("0.0.0.0", "127.", "255.")  # why: loopback, any-address and netmasks name no one
 _TOKEN_KEYS = frozenset({"토큰", "시크릿"})
 _AWS_ID = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}")
+_CALL_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\(")
+"""A value that is a name and an opening parenthesis: a call in code, whose arguments the value stops before."""
+_HYPHENATED_RE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")
+"""`case-sensitive`, `auto-generated`: English, not a password (a passphrase of words is one, see _PHRASE_RE)."""
+_PHRASE_RE = re.compile(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+){2,}")
 
 # Why ASCII classes, not \b: Python counts Hangul as \w, so `010-2345-6789로` or `ghp_…입니다` (a
 # particle glued to the value) would never match. Number rules open with a digit and check what
@@ -57,8 +70,9 @@ class Rule:
     check: Callable[[re.Match[str]], bool] | None = field(default=None, compare=False, repr=False)
     needles: tuple[str, ...] = ()
     """Lower-case strings one of which the text must hold for the rule to run (a cheap gate)."""
-    joins: bool = False
-    """Also tried with line breaks inside a token removed: a terminal wraps a long key over two lines."""
+    joins: str = ""
+    """Also tried with line breaks inside a token removed (LINES: a terminal wraps a long key over
+    two lines) or inside a base64 blob (BASE64); a match across a break is preferred to one within a line."""
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
         """Yield the (start, end) of every part of ``text`` this rule redacts."""
@@ -120,7 +134,8 @@ def _password(match: re.Match[str]) -> bool:
     if match.start("v5") >= 0 and not _password_like(value):  # why: `Password:` then a word is a heading
         return False
     placeholder = value.startswith(("$", "{", "%(")) or not value.strip("*xX.•-_")
-    return not placeholder and value.split("[")[0].lower() not in _NOT_PASSWORDS
+    call = match.start("v4") >= 0 and _CALL_RE.fullmatch(value) is not None  # `password = getpass()` is code
+    return not placeholder and not call and value.split("[")[0].lower() not in _NOT_PASSWORDS
 
 
 def _token_like(value: str) -> bool:
@@ -134,7 +149,8 @@ def _password_like(value: str) -> bool:
         len(value) >= PASSWORD_LIKE_MIN
         and value.isascii()
         and not value.isalpha()
-        and (value.isdigit() or any(ch.islower() for ch in value))  # why: SHA256, AES128 are names, not passwords
+        # why: SHA256, AES128 are names, not passwords; 8841-2290 is a PIN
+        and (value.replace("-", "").isdigit() or any(ch.islower() for ch in value))
         and value.lower() not in _NOT_PASSWORDS
     )
 
@@ -143,6 +159,30 @@ def _bare_password(match: re.Match[str]) -> bool:
     """``비밀번호는 hunter2``: a password-like value (a token-like one after 토큰)."""
     value = match.group("v")
     return _token_like(value) if match.group("k") in _TOKEN_KEYS else _password_like(value)
+
+
+def _spoken_password(match: re.Match[str]) -> bool:
+    """``the admin password is X``, ``passcode X``: a password-like value; with no `is`/`to` before it, a digit too.
+
+    Why the digit: `password reset-flow` or `passcode one-time` name a feature; a bare value typed right after
+    the word is a password when it holds a digit (`passcode 8841-2290`, `password hunter2`).
+    """
+    value = match.group("v")
+    if match.group("c") is None:
+        return _password_like(value) and any(ch.isdigit() for ch in value)
+    if match.group("k").lower().startswith("passphrase") and _PHRASE_RE.fullmatch(value):
+        return True  # why: a passphrase is words (`correct-horse-battery-staple`)
+    return _password_like(value) and not _HYPHENATED_RE.fullmatch(value)
+
+
+def _basic_auth(match: re.Match[str]) -> bool:
+    """``Basic dXNlcjpwYXNz``: base64 that decodes to printable ``user:password``."""
+    value = match.group("v").rstrip("=")
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
 
 
 def _aws_pair(match: re.Match[str]) -> bool:
@@ -154,7 +194,7 @@ def _aws_pair(match: re.Match[str]) -> bool:
 
 
 def rule(kind: str, description: str, pattern: str, check: Callable[[re.Match[str]], bool] | None = None,
-          needles: tuple[str, ...] = (), joins: bool = False) -> Rule:  # fmt: skip
+          needles: tuple[str, ...] = (), joins: str = "") -> Rule:  # fmt: skip
     """A built-in rule."""
     return Rule(kind, re.compile(pattern), description, check, needles, joins)
 
@@ -165,7 +205,7 @@ RULES: tuple[Rule, ...] = (
           # Why the second branch: a key pasted without its END line is still a secret; stop at a blank line.
           r"(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,. \t\r-]|\n(?![ \t\r]*\n))*)", needles=("-----begin",)),
     rule("aws-access-key", "AWS access key ids (AKIA…, ASIA…)",
-          r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", needles=("akia", "asia"), joins=True),
+          r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", needles=("akia", "asia"), joins=LINES),
     rule("aws-secret-key", "the 40-character secret after aws_secret_access_key= or SecretAccessKey:",
           r"(?i:(?:aws_?)?secret_?access_?key|aws_?secret_?key)[\"']?[ \t]*[:=][ \t]*[\"']?"
           r"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", needles=("secret",)),
@@ -173,43 +213,56 @@ RULES: tuple[Rule, ...] = (
           r"[A-Za-z0-9/+](?<![A-Za-z0-9/+=][\s\S])[A-Za-z0-9/+]{39,}(?![A-Za-z0-9/+=])", _aws_pair, ("akia", "asia")),
     rule("github-token", "GitHub tokens: ghp_, gho_, ghu_, ghs_, ghr_, github_pat_",
           r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
-          needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), joins=True),
+          needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), joins=LINES),
     rule("anthropic-key", "Anthropic API keys (sk-ant-…)",
-          r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}", needles=("sk-ant-",), joins=True),
+          r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}", needles=("sk-ant-",), joins=LINES),
     rule("openai-key", "OpenAI API keys (sk-…, sk-proj-…)",
-          r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", _has_digit, ("sk-",), True),
+          r"(?<![A-Za-z0-9_-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", _has_digit, ("sk-",), LINES),
     rule("slack-token", "Slack tokens (xoxb-, xoxp-, xapp-…) and webhook URLs",
           r"(?<![A-Za-z0-9])(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"
           r"|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,})", needles=("xox", "xapp-", "hooks.slack"),
-          joins=True),
+          joins=LINES),
     rule("google-api-key", "Google API keys (AIza…)",
-          r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", needles=("aiza",), joins=True),
+          r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", needles=("aiza",), joins=LINES),
     rule("stripe-key", "Stripe keys (sk_live_, rk_live_, pk_live_, *_test_, whsec_)",
           r"(?<![A-Za-z0-9])(?:[spr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})",
-          needles=("k_live_", "k_test_", "whsec_"), joins=True),
+          needles=("k_live_", "k_test_", "whsec_"), joins=LINES),
     rule("api-token", "GitLab (glpat-), Hugging Face (hf_), npm (npm_) and PyPI (pypi-) tokens",
           r"(?<![A-Za-z0-9_-])(?:glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36,}"
-          r"|pypi-[A-Za-z0-9_-]{50,})", needles=("glpat-", "hf_", "npm_", "pypi-"), joins=True),
+          r"|pypi-[A-Za-z0-9_-]{50,})", needles=("glpat-", "hf_", "npm_", "pypi-"), joins=LINES),
     rule("jwt", "JSON Web Tokens: three base64url segments, the first starting eyJ",
-          r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", needles=("eyj",), joins=True),
+          r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", needles=("eyj",), joins=LINES),
     rule("bearer-token", "the token after `Authorization: Bearer`",
           r"(?<![A-Za-z0-9])(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)", _has_digit, ("bearer",)),
     rule("url-password", "the password in scheme://user:PASSWORD@host (scheme, user and host are kept)",
           r"://(?<=[A-Za-z0-9]://)[^\s:/?#@\[\]]*:(?!\[REDACTED:)(?P<v>[^\s/?#]+)@", needles=("://",)),
     rule("password", "the value of password=, passwd:, pwd=, 비밀번호:, token=, secret=, api_key= (the key is kept)",
           # Why `pass…` may follow a letter: PGPASSWORD=; a short key like `pw` or `token` may not (subtoken=).
-          r"(?P<k>(?i:pass(?:word|wd|phrase))|(?<![A-Za-z0-9])(?i:pwd?|secret(?:[_-]?key)?|token|api[_-]?key"
-          r"|private[_-]?key)|비밀번호|비번|패스워드|암호|토큰|시크릿)[*\"']{0,2}[ \t]*(?:=|:=?)[ \t]*(?!\[REDACTED:)"
+          r"(?P<k>(?i:pass(?:word|wd|phrase|code))|(?<![A-Za-z0-9])(?i:pwd?|secret(?:[_-]?key)?|token|api[_-]?key"
+          r"|private[_-]?key)|비밀번호|비번|패스워드|패스코드|암호|토큰|시크릿)"
+          r"[*\"']{0,2}[ \t]*(?:=|:=?)[ \t]*(?!\[REDACTED:)"
           r"(?:\"(?P<v>[^\"\n]+)\"|'(?P<v2>[^'\n]+)'|`(?P<v3>[^`\n]+)`|(?P<v4>[^\s\"'`,;&<>]*[^\s\"'`,;&<>).\]])"
           # Why v5: a label ending its line (`password:`) with the value alone on the next line.
           r"|\r?\n[ \t]*(?P<v5>[^\s\"'`]+)[ \t]*(?=\r?\n|$))",
-          _password, ("pass", "pw", "secret", "token", "key", "비밀", "비번", "패스워드", "암호", "토큰", "시크릿")),
+          _password, ("pass", "pw", "secret", "token", "key", "비밀", "비번", "패스", "암호", "토큰", "시크릿")),
     rule("password", "a password-like value after a Korean label with no separator: 비밀번호는 hunter2, 비번 1234",
           # Why the particle list: `hunter2로 바꿨다` ends the value, `2000개` (a counter) is no value at all.
-          r"(?P<k>비밀번호|비번|패스워드|암호|토큰|시크릿)(?:는|은|이|가|를|을|도)?[ \t]+(?!\[REDACTED:)"
+          r"(?P<k>비밀번호|비번|패스워드|패스코드|암호|토큰|시크릿)(?:는|은|이|가|를|을|도)?[ \t]+(?!\[REDACTED:)"
           r"(?P<v>[!-~]*[0-9A-Za-z#$%&*+/<=>@^_|~!-])(?=[.,;:)\]'\"?]*(?:\s|$|(?:이다|입니다|이에요|예요|이야|야|임"
           r"|이고|고|라고|이라고|으로|로|요)(?![가-힣])))", _bare_password,
-          ("비밀", "비번", "패스워드", "암호", "토큰", "시크릿")),
+          ("비밀", "비번", "패스", "암호", "토큰", "시크릿")),
+    rule("password", "a password-like value after password/passcode/passphrase/PIN in a sentence: "
+          "the admin password is X, passcode X, changed the password to X",
+          # Why `for …`: `the password for the admin account is X`; then an `is` (or `to`) must follow.
+          r"(?P<k>(?<![A-Za-z0-9])(?i:pass(?:word|wd|phrase|code)|pwd)|\bPIN(?:[ -]?(?i:code|number))?)"
+          r"(?:(?P<f>[ \t]+(?i:for|of|on)(?:[ \t]+[^\s=:]+){1,3}?)?"
+          r"[ \t]+(?P<c>(?i:is|was|are|were)(?:[ \t]+(?i:now|still|set[ \t]+to|changed[ \t]+to))?"
+          r"|(?i:(?:set|changed|reset)[ \t]+)?(?i:to)))?"
+          r"[ \t]+[\"'`]?(?!\[REDACTED:)(?P<v>[!-~]*[0-9A-Za-z#$%&*+/<=>@^_|~!-])",
+          _spoken_password, ("pass", "pwd", "pin")),
+    rule("basic-auth", "the credentials after `Basic` (base64 of user:password, as in an Authorization header)",
+          r"(?<![A-Za-z0-9])(?i:basic)[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", _basic_auth,
+          ("basic",)),
     rule("email", "email addresses",
           r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])",
           _email, ("@",)),

@@ -260,6 +260,16 @@ def prune_categories(state: RootState) -> tuple[str, ...]:
     return tuple(found)
 
 
+def redact_journal(state: RootState) -> int:
+    """Redact the secrets (the root's rules too) in the old note text and summaries the change journal keeps."""
+    from memtree.notes import changes
+    from memtree.write.retain import sanitizer_for
+
+    sanitizer = sanitizer_for(state.settings)
+    with store.write_lock(state.root):
+        return changes.redact_kept(state.root, lambda text: sanitizer.sanitize(text).text)
+
+
 def sweep(state: RootState) -> list[str]:
     """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
     return store.sweep(state.root)
