@@ -116,3 +116,79 @@ def _warn(root: Path, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
         log_.warning("memtree: warning: %s", message)
+
+
+DRIVER = "memtree"
+"""The merge driver's name in .gitattributes (``merge=memtree``) and in git config (``merge.memtree.*``)."""
+ATTRIBUTES = (
+    "# memtree: merge memory by its structure (memtree merge-driver; `memtree git setup` in each clone)",
+    f"tree-index.json merge={DRIVER}",
+    f"conflicts.json merge={DRIVER}",
+    f"bank/**/*.md merge={DRIVER}",
+    f"memory/**/*.md merge={DRIVER}",
+    f"recall/**/*.md merge={DRIVER}",
+)
+"""The lines `memtree init` puts in the root's .gitattributes."""
+
+
+def attributes_missing(text: str) -> list[str]:
+    """The lines of :data:`ATTRIBUTES` a .gitattributes text lacks (the comment only when a rule is missing)."""
+    have = {ln.strip() for ln in text.splitlines()}
+    rules = [ln for ln in ATTRIBUTES[1:] if ln not in have]
+    return [ATTRIBUTES[0], *rules] if rules and ATTRIBUTES[0] not in have else rules
+
+
+def driver_command(python: str) -> str:
+    """The ``merge.memtree.driver`` value: this interpreter running memtree, so git finds it without PATH."""
+    import shlex
+
+    return f"{shlex.quote(python)} -m memtree merge-driver %O %A %B %P"
+
+
+def setup(root: Path, python: str) -> list[str]:
+    """Set ``merge.memtree.name`` and ``.driver`` in the root's repository; the settings changed.
+
+    MemtreeError when git is missing or the root is in no repository.
+    """
+    from memtree.errors import MemtreeError
+
+    if shutil.which("git") is None:
+        raise MemtreeError("git is not installed: the merge driver needs it")
+    if not in_repository(root):
+        raise MemtreeError(f"{root} is not in a git repository: run `git init` (or clone) first")
+    wanted = {
+        f"merge.{DRIVER}.name": "memtree: merge memory by its structure",
+        f"merge.{DRIVER}.driver": driver_command(python),
+    }
+    changed = []
+    for key, value in wanted.items():
+        now = _run(root, ["config", "--get", key])
+        if now is not None and now.returncode == 0 and now.stdout.rstrip("\n") == value:
+            continue
+        done = _run(root, ["config", key, value], read_only=False)
+        if done is None or done.returncode != 0:
+            why = (done.stderr.strip() if done is not None else "") or "no answer"
+            raise MemtreeError(f"git config {key} failed: {why}")
+        changed.append(key)
+    return changed
+
+
+def in_progress(root: Path) -> str | None:
+    """What git is in the middle of in the root's repository ("merge", "rebase", …), or None.
+
+    Why: a commit made now would land inside the merge or rebase a person (or git) has stopped.
+    """
+    done = _run(root, ["rev-parse", "--git-dir"])
+    if done is None or done.returncode != 0:
+        return None
+    git_dir = (root / done.stdout.strip()).resolve()
+    for name, what in (
+        ("rebase-merge", "rebase"),
+        ("rebase-apply", "rebase"),
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+    ):
+        if (git_dir / name).exists():
+            return what
+    return None

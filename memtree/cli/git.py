@@ -1,0 +1,54 @@
+"""Commands for a memory shared through git: `merge-driver` (git runs it) and `git setup`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, app
+from memtree.cli.render import printable, say
+
+git_app = typer.Typer(help="A memory shared through git: set this clone up to merge memory by its structure.")
+app.add_typer(git_app, name="git")
+
+
+@app.command("merge-driver", hidden=True)
+def merge_driver(
+    base: Annotated[Path, typer.Argument(help="%O: the common ancestor's version (a temp file).")],
+    ours: Annotated[Path, typer.Argument(help="%A: our version; the result is written here.")],
+    theirs: Annotated[Path, typer.Argument(help="%B: their version.")],
+    path: Annotated[str, typer.Argument(help="%P: the path in the repository (tells the file's kind).")] = "",
+) -> None:
+    """git's merge driver for memory (set by `memtree git setup`): merges by structure, never writes markers."""
+    from memtree.write.driver import run
+
+    try:
+        merged, clean = run(base, ours, theirs, path or str(ours))
+    except OSError as exc:
+        say(f"memtree merge-driver: {path}: cannot write the merge ({exc.strerror or exc})")
+        raise typer.Exit(1) from None
+    for cid in merged.clashes:
+        say(f"memtree merge-driver: {path}: changed both ways, both kept ({cid}; see `memtree conflicts`)")
+    if not clean:
+        say(f"memtree merge-driver: {path}: a side is not readable memory; merged by lines, check it by hand")
+        raise typer.Exit(1)
+
+
+@git_app.command("setup")
+@_errors
+def setup(root: RootOption = None, json: JsonOption = False) -> None:
+    """Set this clone's git to merge memory with `memtree merge-driver` (and write .gitattributes)."""
+    from memtree.notes import git
+    from memtree.notes.root import find_root, write_attributes
+
+    found = find_root(root)
+    written = write_attributes(found)
+    changed = git.setup(found, sys.executable)
+    if json:
+        _dump({"root": str(found), "attributes": written, "config": changed})
+        return
+    done = [*(["wrote .gitattributes"] if written else []), *(f"set {k}" for k in changed)]
+    print(printable(f"memtree git setup: {', '.join(done) if done else 'already set up'}"))
