@@ -243,6 +243,11 @@ class MemTree:
         with self.state.lock:
             return write.check(self.state, files)
 
+    def fix_markers(self, now: datetime | None = None) -> list[str]:
+        """Merge git conflict blocks left in tracked files by the merge driver's rules; what was done."""
+        with self.state.lock:
+            return write.fix_markers(self.state, now)
+
     def sweep(self) -> list[str]:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
         with self.state.lock:

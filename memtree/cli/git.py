@@ -15,7 +15,7 @@ git_app = typer.Typer(help="A memory shared through git: set this clone up to me
 app.add_typer(git_app, name="git")
 
 
-@app.command("merge-driver", hidden=True)
+@app.command("merge-driver")
 def merge_driver(
     base: Annotated[Path, typer.Argument(help="%O: the common ancestor's version (a temp file).")],
     ours: Annotated[Path, typer.Argument(help="%A: our version; the result is written here.")],

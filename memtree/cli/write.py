@@ -207,15 +207,19 @@ def split(
 def check(
     files: Annotated[list[str] | None, typer.Argument(help="Only these files (pre-commit passes them).")] = None,
     fix: Annotated[
-        bool, typer.Option("--fix", help="Split oversized notes, remove leftover temp files, re-index; check again.")
+        bool,
+        typer.Option(
+            "--fix", help="Merge conflict markers, split big notes, remove leftover temp files, re-index; check again."
+        ),
     ] = False,
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """For pre-commit: exit 1 listing oversized bank notes, tree problems and secrets."""
+    """For pre-commit: exit 1 listing oversized bank notes, tree problems, git conflict markers and secrets."""
     mt = _open(root)
     fixed: list[str] = []
     if fix:
+        fixed += mt.fix_markers()
         fixed += [f"removed {p}, left by a killed write" for p in mt.sweep()]
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
