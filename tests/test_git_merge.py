@@ -154,3 +154,24 @@ def test_init_outside_a_repository_writes_the_attributes_only(tmp_path: Path) ->
     done = mt(tmp_path, "init", "mem")
     assert done.returncode == 0 and ".gitattributes" in done.stdout
     assert "merge=memtree" in (tmp_path / "mem/.gitattributes").read_text()
+
+
+def test_two_clones_with_one_clock_make_different_ids(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from memtree import MemTree
+    from memtree.notes import entries
+    from memtree.write.retain import new_id
+
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+    # Why so many: 32 random bits (the old ids) meet among 200,000 ids of one day almost surely
+    assert len({new_id(now) for _ in range(200_000)}) == 200_000
+    a, b = _clones(tmp_path)
+    for clone, text in ((a, "Redis pool size is 50"), (b, "Kafka retention is 7 days")):
+        MemTree(clone).add(text, to="bank/infra.md", now=now)
+        git(clone, "add", "-A")
+        git(clone, "commit", "-qm", text)
+    git(a, "push", "-q", "origin", "main")
+    assert git(b, "pull", "-q", "--rebase", "origin", "main", check=False).returncode == 0
+    ids = [e.meta.id for e in entries.parse_entries((b / "bank/infra.md").read_text())]
+    assert len(ids) == 2 and len(set(ids)) == 2
