@@ -175,3 +175,44 @@ def test_two_clones_with_one_clock_make_different_ids(tmp_path: Path) -> None:
     assert git(b, "pull", "-q", "--rebase", "origin", "main", check=False).returncode == 0
     ids = [e.meta.id for e in entries.parse_entries((b / "bank/infra.md").read_text())]
     assert len(ids) == 2 and len(set(ids)) == 2
+
+
+def _memory(root: Path) -> dict[str, bytes]:
+    files = [
+        *root.glob("*.json"),
+        *root.glob("bank/**/*.md"),
+        *root.glob("memory/**/*.md"),
+        *root.glob("recall/**/*.md"),
+    ]
+    return {str(p.relative_to(root)): p.read_bytes() for p in files}
+
+
+def test_sync_commits_pulls_and_pushes_until_both_clones_agree(tmp_path: Path) -> None:
+    a, b = _clones(tmp_path)
+    for clone, words in ((a, "Redis pool size is 50"), (b, "Postgres max is 200")):
+        assert mt(clone, "add", words, "--to", "bank/infra.md").returncode == 0
+        assert mt(clone, "log", words).returncode == 0
+    first = mt(a, "sync")
+    assert first.returncode == 0 and first.stdout.count("\n") == 1 and ": ok:" in first.stdout, (
+        first.stdout + first.stderr
+    )
+    assert "memtree sync: 1 note" in git(a, "log", "-1", "--format=%s").stdout
+    second = mt(b, "sync", "--merge", "--json")
+    assert second.returncode == 0 and '"outcome":"ok"' in second.stdout.replace(" ", ""), second.stdout
+    assert mt(a, "sync").returncode == 0
+    assert _memory(a) == _memory(b) and _markers(a) == []
+    found = mt(a, "search", "Postgres max")
+    assert found.returncode == 0 and "bank/infra.md" in found.stdout  # the index caught up with the pull
+
+
+def test_sync_and_autocommit_wait_while_a_merge_is_stopped(tmp_path: Path) -> None:
+    a, b = _clones(tmp_path, driver=False)
+    _both_write(a, b)
+    assert git(b, "pull", "-q", "--no-rebase", "origin", "main", check=False).returncode != 0
+    head = git(b, "rev-parse", "HEAD").stdout
+    waiting = mt(b, "sync")
+    assert waiting.returncode == 1 and "middle of a merge" in waiting.stdout
+    (b / "memtree.yaml").write_text("git:\n  autocommit: true\n")
+    added = mt(b, "add", "Kafka retention is 7 days", "--to", "bank/kafka.md")
+    assert added.returncode == 0 and "middle of a merge" in added.stderr
+    assert git(b, "rev-parse", "HEAD").stdout == head

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from memtree.cli.common import JsonOption, RootOption, _dump, _errors, app
+from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _open, app
 from memtree.cli.render import printable, say
 
 git_app = typer.Typer(help="A memory shared through git: set this clone up to merge memory by its structure.")
@@ -52,3 +52,21 @@ def setup(root: RootOption = None, json: JsonOption = False) -> None:
         return
     done = [*(["wrote .gitattributes"] if written else []), *(f"set {k}" for k in changed)]
     print(printable(f"memtree git setup: {', '.join(done) if done else 'already set up'}"))
+
+
+@app.command("sync")
+@_errors
+def sync(
+    merge: Annotated[bool, typer.Option("--merge", help="Pull with a merge commit instead of a rebase.")] = False,
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Commit memory's changes (message naming them), pull, push; retried while the remote moves. One line."""
+    mt = _open(root)
+    done = mt.sync(rebase=not merge)
+    if json:
+        _dump({"outcome": done.outcome, "message": done.message, "commit": done.commit, "attempts": done.attempts})
+    else:
+        print(printable(f"memtree sync: {done.outcome}: {done.message}"))
+    if done.outcome in ("waiting", "failed"):
+        raise typer.Exit(1 if done.outcome == "waiting" else 2)
