@@ -44,6 +44,10 @@ _NUMBERS = ("budget", "k")
 def main() -> None:
     """Console entry point."""
     argv = sys.argv[1:]
+    if argv[:1] == ["merge-driver"] and len(argv) in (4, 5) and not any(a.startswith("-") for a in argv[1:]):
+        from memtree.write.driver import main as merge_driver  # git runs one per merged file: no CLI imports
+
+        sys.exit(merge_driver(argv[1:]))
     from memtree.serve.forward import forward
 
     code = forward(argv)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _open, app
-from memtree.cli.render import printable, say
+from memtree.cli.render import printable
 
 git_app = typer.Typer(help="A memory shared through git: set this clone up to merge memory by its structure.")
 app.add_typer(git_app, name="git")
@@ -23,18 +23,11 @@ def merge_driver(
     path: Annotated[str, typer.Argument(help="%P: the path in the repository (tells the file's kind).")] = "",
 ) -> None:
     """git's merge driver for memory (set by `memtree git setup`): merges by structure, never writes markers."""
-    from memtree.write.driver import run
+    from memtree.write.driver import main
 
-    try:
-        merged, clean = run(base, ours, theirs, path or str(ours))
-    except OSError as exc:
-        say(f"memtree merge-driver: {path}: cannot write the merge ({exc.strerror or exc})")
-        raise typer.Exit(1) from None
-    for cid in merged.clashes:
-        say(f"memtree merge-driver: {path}: changed both ways, both kept ({cid}; see `memtree conflicts`)")
-    if not clean:
-        say(f"memtree merge-driver: {path}: a side is not readable memory; merged by lines, check it by hand")
-        raise typer.Exit(1)
+    code = main([str(base), str(ours), str(theirs), *([path] if path else [])])
+    if code:
+        raise typer.Exit(code)
 
 
 @git_app.command("setup")

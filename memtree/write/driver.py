@@ -40,3 +40,22 @@ def run(base: Path, ours: Path, theirs: Path, path: str) -> tuple[merge.Merged, 
             merged, clean = merge.merge_lines(b, o, t), False
     store.atomic_write(ours, merged.text.encode("utf-8"))
     return merged, clean
+
+
+def main(argv: list[str]) -> int:
+    """``merge-driver %O %A %B [%P]`` without the CLI's imports (git starts one per merged file): exit code."""
+    import sys
+
+    base, ours, theirs, *rest = argv
+    path = rest[0] if rest else ours
+    try:
+        merged, clean = run(Path(base), Path(ours), Path(theirs), path)
+    except OSError as exc:
+        sys.stderr.write(f"memtree merge-driver: {path}: cannot write the merge ({exc.strerror or exc})\n")
+        return 1
+    for cid in merged.clashes:
+        sys.stderr.write(f"memtree merge-driver: {path}: changed both ways, both kept ({cid}: memtree conflicts)\n")
+    if not clean:
+        sys.stderr.write(f"memtree merge-driver: {path}: a side is not readable memory; merged by lines, check it\n")
+        return 1
+    return 0
