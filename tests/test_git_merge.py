@@ -216,3 +216,30 @@ def test_sync_and_autocommit_wait_while_a_merge_is_stopped(tmp_path: Path) -> No
     added = mt(b, "add", "Kafka retention is 7 days", "--to", "bank/kafka.md")
     assert added.returncode == 0 and "middle of a merge" in added.stderr
     assert git(b, "rev-parse", "HEAD").stdout == head
+
+
+def test_the_daemon_syncs_on_its_tick_only_when_asked() -> None:
+    from types import SimpleNamespace
+
+    from memtree.config import Settings
+    from memtree.notes.git import Synced
+    from memtree.serve.maintenance import GitSync
+
+    calls: list[bool] = []
+    logged: list[str] = []
+    now = [0.0]
+
+    def fake(every: float) -> GitSync:
+        settings = Settings()
+        settings = type(settings)(**{**settings.__dict__, "git": type(settings.git)(sync_every_min=every)})
+        mt = SimpleNamespace(settings=settings, sync=lambda: calls.append(True) or Synced("ok", "pulled and pushed"))
+        return GitSync(mt, logged.append, lambda: now[0])  # type: ignore[arg-type]
+
+    off, on = fake(0), fake(5)
+    assert off.tick() is None and on.tick() is None  # off by default; on waits one interval
+    now[0] = 5 * 60.0
+    assert off.tick() is None
+    thread = on.tick()
+    assert thread is not None
+    thread.join(timeout=30)
+    assert calls == [True] and logged == ["git sync: ok: pulled and pushed"]
