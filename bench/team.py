@@ -1,9 +1,10 @@
 """A team sharing one memory through git: clones of a bare repository doing random rounds, then the checks.
 
-Each round every clone, in a random order, makes a few memory changes — adds to a shared note and
-to new notes, daily-log lines, updates, forgets, a line typed by hand — and then shares them:
-`memtree sync` (rebase or merge) most rounds, a plain `git commit` + `git pull` (rebase or merge)
-+ `git push` the others. At the end every clone syncs until all agree, and the run checks:
+Each round every clone, in a random order, first makes a few memory changes — adds to a shared
+note and to new notes, daily-log lines, updates, forgets, a line typed by hand — then each, in
+another random order, shares them: `memtree sync` (rebase or merge) most rounds, a plain
+`git commit` + `git pull` (rebase or merge) + `git push` the others. At the end every clone
+syncs until all agree, and the run checks:
 
 - all clones byte-identical; no conflict marker in any tracked file; `memtree check` clean;
 - every acknowledged fact present exactly once by its id (or archived when forgotten), every
@@ -120,7 +121,7 @@ def act(team: Team, rng: random.Random, clone: Path, mt: MemTree, now: datetime)
         elif what == "log":
             mt.log(words(rng, 5), now=now)
         elif what == "update" and mine:
-            fact = rng.choice(mine)
+            fact = rng.choice(mine[-3:])  # the newest: two clones often change the same one in a round
             mt.update(fact.id, words(rng, 6), now=now)
             fact.updated = True
         elif what == "forget" and mine:
@@ -241,11 +242,11 @@ def run(seed: int, rounds: int, n: int, work: Path) -> dict[str, object]:
     start = time.perf_counter()
     now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
     for r in range(rounds):
-        order = list(range(n))
-        rng.shuffle(order)
-        for i in order:
+        # every clone changes its memory before any shares: their changes meet in the merges
+        for i in rng.sample(range(n), n):
             for _ in range(rng.randint(1, 3)):
                 act(team, rng, team.clones[i], mts[i], now + timedelta(minutes=r))
+        for i in rng.sample(range(n), n):
             share(team, rng, team.clones[i], mts[i])
     settle(team, mts)
     failed = verify(team, mts)
