@@ -59,6 +59,14 @@ def test_a_daily_log_is_the_union_in_time_order() -> None:
     assert got.text == "# 2026-12-07\n\n- 09:00 a\n- 09:30 y\n- 10:00 x\n"
 
 
+def test_a_line_logged_twice_on_one_side_stays_twice() -> None:
+    log = "# 2026-12-07\n\n- 09:00 a\n"
+    got = merge.merge("memory/2026-12-07.md", log, log + "- 10:00 x\n- 10:00 x\n", log + "- 11:00 y\n")
+    assert got.text == log + "- 10:00 x\n- 10:00 x\n- 11:00 y\n"
+    gone = merge.merge("memory/2026-12-07.md", log, "# 2026-12-07\n\n", log + "- 11:00 y\n")
+    assert gone.text == "# 2026-12-07\n\n- 11:00 y\n"  # removed on one side, untouched on the other
+
+
 def _tree(*nodes: dict[str, object]) -> str:
     return orjson.dumps({"version": 1, "nodes": list(nodes)}, option=orjson.OPT_INDENT_2).decode() + "\n"
 

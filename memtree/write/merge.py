@@ -243,16 +243,19 @@ def _log_parts(log: str) -> tuple[list[str], list[str]]:
 
 
 def merge_log(base: str, ours: str, theirs: str) -> Merged:
-    """A daily log: both sides' entries, in time order, each once (one a side removed stays removed)."""
+    """A daily log: both sides' entries in time order, each as often as a side has it (a removal stays)."""
+    from collections import Counter
+
     bh, bi = _log_parts(base)
     oh, oi = _log_parts(ours)
     th, ti = _log_parts(theirs)
     head, _ = merge_tokens(bh, oh, th)
-    gone = {e for e in bi if e not in oi or e not in ti}
-    kept = [e for e in bi if e not in gone]
-    seen = set(kept)
-    new = sorted({e for e in (*oi, *ti) if e not in seen and e not in gone}, key=_log_key)
-    items = sorted(kept + new, key=_log_key) if _in_order(kept) else kept + new
+    b, o, t = Counter(bi), Counter(oi), Counter(ti)
+    items: list[str] = []
+    for e in sorted(o.keys() | t.keys(), key=_log_key):
+        # a three-way merge of how often each entry is there: a side that left it alone takes the other's count
+        n = t[e] if o[e] == b[e] else o[e] if t[e] == b[e] else max(o[e], t[e])
+        items += [e] * n
     lines = head + items
     return Merged("\n".join(lines) + "\n" if lines else "")
 
@@ -260,11 +263,6 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
 def _log_key(entry: str) -> tuple[str, str]:
     m = _LOG_ENTRY.match(entry)
     return (m.group("time") if m else "", entry)
-
-
-def _in_order(items: list[str]) -> bool:
-    times = [_log_key(e)[0] for e in items]
-    return times == sorted(times)
 
 
 # --- recall/ ------------------------------------------------------------------------------------
