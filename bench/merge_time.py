@@ -4,7 +4,8 @@ A memory of ``--notes`` bank notes (each with a node in tree-index.json) is comm
 branches then each change ``--changed`` notes (an entry added; half the notes are the same on
 both sides, so git calls the driver for them), add a node each to tree-index.json and log a line
 to the same day. The run times ``git merge`` of one branch into the other (the driver runs once per
-file both sides changed) and the pure merge of tree-index.json alone.
+file both sides changed; wall and CPU seconds, since a loaded machine stretches the wall time) and
+the pure merge of tree-index.json alone.
 
     python bench/merge_time.py --notes 5000 --changed 50
 
@@ -66,6 +67,14 @@ def change(root: Path, picks: list[int], rng: random.Random, side: str) -> None:
         f.write(f"- 10:00 {side} was here\n")
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) the finished child processes took: git and the drivers it ran."""
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=int, default=5000)
@@ -101,9 +110,9 @@ def main() -> None:
         git(root, "add", "-A")
         git(root, "commit", "-qm", "ours")
         ours_tree = (root / treemod.TREE_FILE).read_text(encoding="utf-8")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _children_cpu()
         git(root, "merge", "-q", "--no-edit", "theirs")
-        merged_s = time.perf_counter() - start
+        merged_s, merged_cpu = time.perf_counter() - start, _children_cpu() - cpu
         marked = subprocess.run(["git", "grep", "-l", "^<<<<<<< "], cwd=root, capture_output=True, text=True).stdout
         treemod.load(root)  # the merged tree is valid
         start = time.perf_counter()
@@ -116,6 +125,9 @@ def main() -> None:
                     "changed_each_side": args.changed,
                     "changed_both_sides": half,
                     "git_merge_s": round(merged_s, 2),
+                    "git_merge_cpu_s": round(merged_cpu, 2),
+                    "driver_runs": half + 2,
+                    "load_average": round(os.getloadavg()[0], 1),
                     "tree_merge_s": round(tree_s, 3),
                     "files_with_markers": len(marked.split()),
                 }
