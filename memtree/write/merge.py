@@ -319,6 +319,12 @@ def merge_tree(base: str, ours: str, theirs: str) -> Merged:
                 continue  # deleted on one side, untouched on the other
             out[nid] = dict(present or {})
             continue
+        if a == b or b == o:
+            out[nid] = a
+            continue
+        if a == o:
+            out[nid] = b
+            continue
         o = o or {}
         node: dict[str, Any] = {}
         for key in dict.fromkeys([*a, *b]):
