@@ -111,6 +111,8 @@ def test_markers_are_taken_apart_and_merged_as_the_driver_would() -> None:
     assert markers.first_marker(marked) == BASE.count("\n") + 1
     assert markers.repair("bank/redis.md", marked) == merge.merge("bank/redis.md", BASE, ours, theirs)
     assert markers.first_marker("Title\n=======\n") is None  # a Markdown heading underline is no marker
+    shown = "How a conflict looks:\n\n```\n<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n```\n"
+    assert markers.first_marker(shown) is None and markers.split(shown).ours == shown  # a note about git
 
 
 # --- properties ---------------------------------------------------------------------------------

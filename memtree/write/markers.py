@@ -21,6 +21,8 @@ _OPEN = re.compile(r"^<{7}(?:[ \t]|$)")
 _BASE = re.compile(r"^\|{7}(?:[ \t]|$)")
 _SPLIT = re.compile(r"^={7}[ \t]*$")
 _CLOSE = re.compile(r"^>{7}(?:[ \t]|$)")
+_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
+"""A Markdown code fence: markers shown inside one (a note about git) are text, not a merge's."""
 TRACKED = ("tree-index.json", "conflicts.json")
 """The root's tracked files outside the tiers (the tiers' .md files are the rest)."""
 
@@ -40,9 +42,13 @@ def first_marker(text: str) -> int | None:
     """The 1-based line of the first complete conflict block (``<<<<<<<`` … ``=======`` … ``>>>>>>>``), or None."""
     if "<<<<<<<" not in text:
         return None
-    state, start = 0, 0
+    state, start, fenced = 0, 0, False
     for n, line in enumerate(text.split("\n"), 1):
-        if state == 0 and _OPEN.match(line):
+        if state == 0 and _FENCE.match(line):
+            fenced = not fenced
+        elif fenced:
+            continue
+        elif state == 0 and _OPEN.match(line):
             state, start = 1, n
         elif state == 1 and _SPLIT.match(line):
             state = 2
@@ -57,9 +63,11 @@ def split(text: str) -> Sides:
     ours: list[str] = []
     theirs: list[str] = []
     regions, has_base = 0, False
-    state = "out"
+    state, fenced = "out", False
     for line in text.split("\n"):
-        if state == "out" and _OPEN.match(line):
+        if state == "out" and _FENCE.match(line):
+            fenced = not fenced
+        if state == "out" and not fenced and _OPEN.match(line):
             state, regions = "ours", regions + 1
         elif state == "ours" and _BASE.match(line):
             state, has_base = "base", True
