@@ -11,8 +11,34 @@ import typer
 from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _open, app
 from memtree.cli.render import printable
 
-git_app = typer.Typer(help="A memory shared through git: set this clone up to merge memory by its structure.")
+git_app = typer.Typer(
+    help="A memory shared through git: whether this clone merges memory by its structure; `setup` sets it.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
 app.add_typer(git_app, name="git")
+
+
+@git_app.callback()
+@_errors
+def git_status(ctx: typer.Context, root: RootOption = None, json: JsonOption = False) -> None:
+    """Whether .gitattributes routes memory to the driver and this clone's git config runs it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from memtree.notes import git
+    from memtree.notes.root import find_root
+
+    found = find_root(root)
+    attributes = (found / ".gitattributes").read_text(encoding="utf-8") if (found / ".gitattributes").is_file() else ""
+    ready = not git.attributes_missing(attributes)
+    driver = git.configured_driver(found)
+    if json:
+        _dump({"root": str(found), "attributes": ready, "driver": driver})
+        return
+    said = "set up" if ready and driver else "not set up: run `memtree git setup`"
+    print(
+        printable(f"memtree git: {said} (.gitattributes {'ok' if ready else 'incomplete'}, driver {driver or 'unset'})")
+    )
 
 
 @app.command("merge-driver")
@@ -21,13 +47,20 @@ def merge_driver(
     ours: Annotated[Path, typer.Argument(help="%A: our version; the result is written here.")],
     theirs: Annotated[Path, typer.Argument(help="%B: their version.")],
     path: Annotated[str, typer.Argument(help="%P: the path in the repository (tells the file's kind).")] = "",
+    json: JsonOption = False,
 ) -> None:
     """git's merge driver for memory (set by `memtree git setup`): merges by structure, never writes markers."""
-    from memtree.write.driver import main
+    from memtree.write.driver import main, run
 
-    code = main([str(base), str(ours), str(theirs), *([path] if path else [])])
-    if code:
-        raise typer.Exit(code)
+    if not json:
+        code = main([str(base), str(ours), str(theirs), *([path] if path else [])])
+        if code:
+            raise typer.Exit(code)
+        return
+    merged, clean = run(base, ours, theirs, path or str(ours))
+    _dump({"path": path, "clean": clean, "clashes": list(merged.clashes)})
+    if not clean:
+        raise typer.Exit(1)
 
 
 @git_app.command("setup")

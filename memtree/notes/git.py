@@ -178,6 +178,12 @@ def setup(root: Path, python: str) -> list[str]:
     return changed
 
 
+def configured_driver(root: Path) -> str | None:
+    """This clone's ``merge.memtree.driver``, or None when unset (or no repository)."""
+    done = _run(root, ["config", "--get", f"merge.{DRIVER}.driver"])
+    return done.stdout.strip() if done is not None and done.returncode == 0 and done.stdout.strip() else None
+
+
 def in_progress(root: Path) -> str | None:
     """What git is in the middle of in the root's repository ("merge", "rebase", …), or None.
 
