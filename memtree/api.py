@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from memtree.lifecycle.reflect import DistillReport
     from memtree.lifecycle.status import Status
     from memtree.notes import tree as treemod
+    from memtree.notes.git import Synced
     from memtree.search.context import Context
     from memtree.search.result import SearchResult
     from memtree.write.check import Problem
@@ -254,6 +255,22 @@ class MemTree:
         """Redact the secrets the change journal keeps in old note text; returns the changes rewritten."""
         with self.state.lock:
             return write.redact_journal(self.state)
+
+    def sync(self, rebase: bool = True) -> Synced:
+        """Commit memory's changes, pull (memtree's merge driver merging), push; the index then catches up."""
+        from memtree.notes import git
+
+        with self.state.lock:
+            done = git.sync(self.state.root, rebase)
+            if done.outcome == "ok":
+                self.state.forget_tree()
+                self.state.refresh()
+            return done
+
+    def fix_markers(self, now: datetime | None = None) -> list[str]:
+        """Merge git conflict blocks left in tracked files by the merge driver's rules; what was done."""
+        with self.state.lock:
+            return write.fix_markers(self.state, now)
 
     def sweep(self) -> list[str]:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""

@@ -131,6 +131,8 @@ TAG_ROUTING_DEFAULTS = {
 GIT_AUTOCOMMIT = False
 """Whether each memtree write is committed to the git repository the root is in (``memtree <command>: …``);
 off by default: a person's own commits stay theirs to make. Every write is journaled (undoable) either way."""
+GIT_SYNC_EVERY_MIN = 0.0
+"""How often a running daemon runs `memtree sync` (commit, pull, push); 0 = never (a team turns it on)."""
 BM25_K1 = 1.2
 BM25_B = 0.75
 SERVE_IDLE_TIMEOUT_S = 300.0
@@ -331,6 +333,7 @@ class GitSettings:
     """git.* keys: what memtree does with the git repository the root is in."""
 
     autocommit: bool = GIT_AUTOCOMMIT  # commit each memtree write (its files only), message naming the command
+    sync_every_min: float = GIT_SYNC_EVERY_MIN  # the daemon's `memtree sync` tick; 0 = off
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,10 @@ KEYS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
         "init": "root created updated",
+        "git": "root attributes driver",
+        "git setup": "root attributes config",
+        "sync": "outcome message commit attempts",
+        "merge-driver": "path clean clashes",
         "index": "file_count chunk_count added changed removed rebuilt nodes_added nodes_dropped seconds warnings "
         "embedded",
         "search": _SEARCH,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtree.config import Settings, load_settings
-from memtree.errors import QueryError
+from memtree.errors import QueryError, TreeError
 from memtree.index.chunk_index import Index, Report
 from memtree.index.routing import KeywordIndex
 from memtree.notes import store
@@ -108,6 +108,16 @@ class RootState:
             self._tree_stamp = stamp
             self._keywords = None
         return self._tree
+
+    def routing_tree(self) -> tuple[treemod.Tree, str | None]:
+        """The tree search routes by, and None; while tree-index.json is unreadable (conflict markers
+        a merge left, a bad hand edit) an empty tree and the warning to say once: search then answers
+        from the notes alone instead of stopping an agent that has just pulled."""
+        try:
+            return self.parsed_tree(), None
+        except TreeError as exc:
+            why = "searching the notes without routing until it is repaired (memtree check --fix)"
+            return treemod.Tree(), f"{exc}; {why}"
 
     @property
     def tree_stamp(self) -> tuple[int, int] | None:

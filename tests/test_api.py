@@ -63,7 +63,7 @@ def test_init_scaffolds_tiers_an_empty_tree_and_gitignore(tmp_path: Path) -> Non
     assert all((root / tier).is_dir() for tier in ("bank", "memory", "recall"))
     assert json.loads((root / "tree-index.json").read_text(encoding="utf-8")) == {"version": 1, "nodes": []}
     assert ".memtree/" in (root / ".gitignore").read_text(encoding="utf-8").splitlines()
-    assert set(created) == {"bank/", "memory/", "recall/", "tree-index.json", ".gitignore"}
+    assert set(created) == {"bank/", "memory/", "recall/", "tree-index.json", ".gitignore", ".gitattributes"}
     assert find_root(root) == root
 
 

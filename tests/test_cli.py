@@ -134,7 +134,14 @@ def test_index_json_reports_nodes_added(sample_root: Path) -> None:
 def test_init_scaffolds_and_is_idempotent(tmp_path: Path) -> None:
     first = run("init", str(tmp_path / "mem"), "--json")
     assert first.exit_code == 0, first.stderr
-    assert set(json.loads(first.stdout)["created"]) == {"bank/", "memory/", "recall/", "tree-index.json", ".gitignore"}
+    assert set(json.loads(first.stdout)["created"]) == {
+        "bank/",
+        "memory/",
+        "recall/",
+        "tree-index.json",
+        ".gitignore",
+        ".gitattributes",
+    }
     second = run("init", str(tmp_path / "mem"), "--json")
     assert second.exit_code == 0 and json.loads(second.stdout)["created"] == []
     assert ".memtree/" in (tmp_path / "mem" / ".gitignore").read_text(encoding="utf-8")
@@ -159,10 +166,22 @@ BAD_ROOTS: dict[str, tuple[str, tuple[str, ...]]] = {
 COMMANDS = {"search": ["search", "사과"], "get": ["get", "fruit"], "status": ["status"]}
 
 
+@pytest.mark.parametrize("case", [case for case in BAD_ROOTS if case != "missing file"])
+def test_search_answers_from_the_notes_while_the_tree_index_is_broken(
+    make_root: Callable[..., Path], case: str
+) -> None:
+    # Why: an agent that has just pulled a tree-index.json with conflict markers must not go blind (issue 29)
+    raw, needles = BAD_ROOTS[case]
+    root = make_root(NOTE)
+    (root / "tree-index.json").write_text(raw, encoding="utf-8")
+    result = run(*COMMANDS["search"], "--root", str(root))
+    assert result.exit_code == 0, result.stderr
+    assert "bank/a.md" in result.stdout
+    assert result.stderr.count("warning") == 1 and all(n in result.stderr for n in needles), result.stderr
+
+
 @pytest.mark.parametrize(
-    ("case", "command"),
-    [(case, "search") for case in BAD_ROOTS if case != "missing file"]
-    + [(case, cmd) for case in ("invalid json", "duplicate ids") for cmd in ("get", "status")],
+    ("case", "command"), [(case, cmd) for case in ("invalid json", "duplicate ids") for cmd in ("get", "status")]
 )
 def test_a_broken_tree_index_is_one_line_and_exit_2(make_root: Callable[..., Path], case: str, command: str) -> None:
     raw, needles = BAD_ROOTS[case]

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 from datetime import datetime
 from typing import Any
@@ -149,6 +150,23 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
     put("conflicts resolve", one("conflicts", "resolve", conflicted["conflict_id"], "--keep", "both", *r))
     viewer = put("view", one("view", "--no-open", *r))  # starts `memtree serve --http`: stopped at once
     os.kill(viewer["pid"], signal.SIGTERM)
+    git_env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+    }
+    with pytest.MonkeyPatch.context() as env:
+        for key, value in git_env.items():
+            env.setenv(key, value)
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        put("git", one("git", *r))
+        put("git setup", one("git", "setup", *r))
+        put("sync", one("sync", *r))  # no upstream: committed here alone
+    sides = [base / name for name in ("o.md", "a.md", "b.md")]
+    for side, text in zip(sides, ("- x\n", "- x\n- a\n", "- x\n- b\n"), strict=True):
+        side.write_text(text, encoding="utf-8")
+    put("merge-driver", one("merge-driver", *map(str, sides), "bank/n.md"))
     return out
 
 

@@ -132,7 +132,7 @@ def _masked(data: bytes) -> bytes:
     """Output with what differs between two runs of one command masked: heartbeat ages, entry ids."""
     data = re.sub(rb"\d+(\.\d+)? s ago", b"N s ago", data)
     data = re.sub(rb'"(age_s|time)": [^,\n}]+', rb'"\1": N', data)
-    return re.sub(rb"e-\d{8}-[0-9a-f]{8}", b"e-ID", data)
+    return re.sub(rb"e-\d{8}-[0-9a-f]{16}", b"e-ID", data)
 
 
 def _steady_json(data: bytes) -> Any:

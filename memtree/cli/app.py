@@ -20,6 +20,7 @@ import typer.main
 
 from memtree import schema
 from memtree.cli import eval as cli_eval  # noqa: F401  (registers its commands on the app)
+from memtree.cli import git as cli_git  # noqa: F401
 from memtree.cli import history as cli_history  # noqa: F401
 from memtree.cli import ingest as cli_ingest  # noqa: F401
 from memtree.cli import lifecycle as cli_lifecycle  # noqa: F401
@@ -57,12 +58,13 @@ def init(
     ] = None,
     json: JsonOption = False,
 ) -> None:
-    """Create an empty memory root: bank/, memory/, recall/, tree-index.json, .gitignore entry."""
+    """Create an empty memory root: bank/, memory/, recall/, tree-index.json, .gitignore, .gitattributes."""
     from memtree.notes.root import init as do_init
 
     if directory is not None and root is not None and directory != root:
         raise _fail("error: give the folder as DIRECTORY or --root, not both")
     root, created, updated = do_init(root or directory or Path("."))
+    created += _merge_driver(root)
     if json:
         _dump(schema.init(root, created, updated))
     else:
@@ -288,6 +290,19 @@ def status(root: RootOption = None, json: JsonOption = False) -> None:
     from memtree.cli.render import print_status
 
     print_status(st, mt.settings.split.max_bytes)
+
+
+def _merge_driver(root: Path) -> list[str]:
+    """In a git clone, set memtree's merge driver (`memtree git setup`); what was set."""
+    from memtree.notes import git
+
+    if not git.in_repository(root):
+        return []
+    try:
+        return [f"git config {key}" for key in git.setup(root, sys.executable)]
+    except MemtreeError as exc:
+        _warn([f"{exc}; run `memtree git setup` later"])
+        return []
 
 
 def _usage_errors() -> tuple[type[Exception], ...]:

@@ -17,7 +17,12 @@ GLOBAL_VALUE_OPTIONS = ("--root",)
 
 def main() -> None:
     """Console entry point."""
-    argv = hoist(sys.argv[1:])
+    argv = sys.argv[1:]
+    if argv[:1] == ["merge-driver"] and len(argv) in (4, 5) and not any(a.startswith("-") for a in argv[1:]):
+        from memtree.write.driver import main as merge_driver  # git runs one per merged file: no CLI imports
+
+        sys.exit(merge_driver(argv[1:]))
+    argv = hoist(argv)
     sys.argv[1:] = argv  # typer reads sys.argv: it sees the command line with the root after the command
     from memtree.serve.forward import forward
 

@@ -219,18 +219,20 @@ def check(
         typer.Option(
             "--fix",
             help=(
-                "Settle interrupted splits, split oversized notes, remove leftover temp files, cut parent cycles, "
-                "redact secrets the change journal keeps, re-index, drop empty categories; check again."
+                "Merge conflict markers, settle interrupted splits, split oversized notes, remove leftover temp "
+                "files, cut parent cycles, redact secrets the change journal keeps, re-index, drop empty "
+                "categories; check again."
             ),
         ),
     ] = False,
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """For pre-commit: exit 1 listing oversized bank notes, tree problems and secrets."""
+    """For pre-commit: exit 1 listing oversized bank notes, tree problems, git conflict markers and secrets."""
     mt = _open(root)
     fixed: list[str] = []
     if fix:
+        fixed += mt.fix_markers()
         fixed += [f"removed {p}, left by a killed write" for p in mt.sweep()]
         fixed += [f"cut a parent cycle of tree-index.json: node {i} is now a top node" for i in mt.cut_cycles()]
         fixed += mt.repair_splits()

@@ -178,7 +178,9 @@ def _refreshed(ex: Excerpt, a: Aged) -> Excerpt:
 
 def write(root: Path, sync: Sync, now: float) -> None:
     """Write recall/hot.md (caller holds the write lock) and record the sync, made at ``now``, for `status`."""
-    chosen = sorted([*sync.kept, *sync.promoted], key=lambda ex: (-ex.strength, ex.path, ex.lines))
+    # Why by source, not by strength: recall counts differ per clone, and an order they decided
+    # would make two clones' recall/ differ (and conflict in git) with the same excerpts
+    chosen = sorted([*sync.kept, *sync.promoted], key=lambda ex: (ex.path, ex.lines, ex.sha))
     body = "\n".join(ex.render() for ex in chosen)
     new = body + "\n" if chosen else ""
     if chosen or (root / HOT_FILE).is_file():

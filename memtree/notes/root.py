@@ -61,6 +61,8 @@ def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str], list[str]]
     if not tree_file.exists():
         store.atomic_write(tree_file, treemod.dumps(treemod.Tree()))
         created.append(treemod.TREE_FILE)
+    if write_attributes(root):
+        created.append(".gitattributes")
     gitignore = root / ".gitignore"
     lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
     wanted = [line for line in IGNORED if line not in lines and line.rstrip("/") not in lines]
@@ -68,3 +70,17 @@ def init(directory: str | os.PathLike[str]) -> tuple[Path, list[str], list[str]]
         (updated if gitignore.is_file() else created).append(".gitignore")
         store.atomic_write(gitignore, ("\n".join([*lines, *wanted]) + "\n").encode())
     return root, created, updated
+
+
+def write_attributes(root: Path) -> bool:
+    """Add memtree's merge rules to the root's .gitattributes (memtree.notes.git.ATTRIBUTES); whether it wrote."""
+    from memtree.notes import git
+
+    path = root / ".gitattributes"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    missing = git.attributes_missing(text)
+    if not missing:
+        return False
+    head = text if not text or text.endswith("\n") else text + "\n"
+    store.atomic_write(path, (head + "\n".join(missing) + "\n").encode())
+    return True

@@ -86,7 +86,7 @@ def search(
             f"the query {quote_query(query)} has no searchable term (only punctuation or very common "
             f"words such as the/what/뭐야, which memtree does not index); add a content word"
         )
-    tree = state.parsed_tree()
+    tree, unreadable = state.routing_tree()
     state.fresh()
     stamp = (state.checked, state.tree_stamp)
     if stamp != state.files_checked:
@@ -118,6 +118,7 @@ def search(
         today,
         state.index.version,
         state.tree_stamp,
+        unreadable,
         tuple(state.warnings),
         state.dangling,
     )
@@ -153,7 +154,7 @@ def search(
         sem,
         today,
     )
-    notices = [*state.settings.warnings, *state.warnings, *state.dangling]
+    notices = [*state.settings.warnings, *state.warnings, *([unreadable] if unreadable else []), *state.dangling]
     if layer is not None and layer.notice and not state.semantic_noticed:
         notices.append(layer.notice)  # said once per state: the downgrade is news only once
         state.semantic_noticed = True

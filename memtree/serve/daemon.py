@@ -37,7 +37,7 @@ from memtree.errors import MemtreeError
 from memtree.notes import store
 from memtree.serve import client
 from memtree.serve.dispatch import Dispatcher, EditWatcher, RunCli
-from memtree.serve.maintenance import IngestFlush, Maintenance
+from memtree.serve.maintenance import GitSync, IngestFlush, Maintenance
 from memtree.serve.unix import UnixListener, private_folder, socket_path
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ class Daemon:
         self.http: Any = None  # memtree.serve.http.HttpServer when --http
         self.maintenance = Maintenance(mt, log, mt.settings.maintenance.consolidate_every_h, clock)
         self.flushes = IngestFlush(mt, log, clock)
+        self.git_sync = GitSync(mt, log, clock)
         self.watcher = EditWatcher(mt, log, split=False)
         self.requests = Dispatcher(mt, log, self.watcher, self.maintenance, run_cli, clock)
         self._stop = threading.Event()
@@ -217,6 +218,7 @@ class Daemon:
                 break
             self.maintenance.tick()
             self.flushes.tick()
+            self.git_sync.tick()
             # search recalls reach usage.json within a second, as an in-process MemTree's do; why not
             # after each request: the merge rewrites usage.json whole (~10 ms once it holds many entries)
             if now >= next_flush:

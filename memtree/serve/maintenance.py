@@ -123,3 +123,35 @@ class IngestFlush:
             self.log(f"error: ingest flush failed: {type(exc).__name__}: {exc}")
         finally:
             self._running = False
+
+
+class GitSync:
+    """Runs `memtree sync` every ``git.sync_every_min`` minutes while the daemon is up (0: never)."""
+
+    def __init__(self, mt: MemTree, log: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
+        self.mt, self.log, self.clock = mt, log, clock
+        self.every_s = max(0.0, mt.settings.git.sync_every_min) * 60.0
+        self.next_due = clock() + self.every_s if self.every_s else math.inf
+        self._running = False
+
+    def tick(self) -> threading.Thread | None:
+        """Start a sync in its own thread when one is due; the thread, or None."""
+        if self._running or self.clock() < self.next_due:
+            return None
+        self._running = True
+        self.next_due = self.clock() + self.every_s
+        thread = threading.Thread(target=self._run, name="memtree-git-sync", daemon=True)
+        thread.start()
+        return thread
+
+    def _run(self) -> None:
+        try:
+            done = self.mt.sync()
+            level = "" if done.outcome in ("ok", "local") else "warning: "
+            self.log(f"{level}git sync: {done.outcome}: {done.message}")
+        except MemtreeError as exc:
+            self.log(f"warning: git sync did not run: {exc}")
+        except Exception as exc:  # never let upkeep take the daemon down
+            self.log(f"error: git sync failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._running = False

@@ -33,7 +33,8 @@ class Problem:
     """One thing the check refuses: its kind, the file (or tree-index.json) and what is wrong."""
 
     kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "empty-category", "secret", "leftover",
-    # "not-utf8", "nfc-twin", "split-copy", "split-interrupted"
+    # "not-utf8", "nfc-twin", "split-copy", "split-interrupted", "markers" (git conflict blocks), "conflicts"
+    # (conflicts.json unreadable)
     path: str
     detail: str
     fixable: bool = False
@@ -69,6 +70,25 @@ def _journal_secrets(root: Path, sanitizer: Sanitizer) -> list[Problem]:
     return [Problem("secret", f"{changes.STATE_DIR}/{changes.JOURNAL_FILE}", detail, True)]
 
 
+def _merge_problems(root: Path, wanted: set[str] | None) -> list[Problem]:
+    """Git conflict blocks in tracked files, and a conflicts.json memtree cannot read."""
+    from memtree.errors import MemtreeError
+    from memtree.write import conflicts, markers
+
+    files = None if wanted is None else [f for f in markers.tracked_files(root) if f in wanted or f in markers.TRACKED]
+    found = markers.find(root, files)
+    out = [
+        Problem("markers", m.path, f"line {m.line}: git conflict markers, never memory: --fix merges both sides", True)
+        for m in found
+    ]
+    if not any(m.path == conflicts.CONFLICTS_FILE for m in found):
+        try:
+            conflicts.load(root)
+        except MemtreeError as exc:
+            out.append(Problem("conflicts", conflicts.CONFLICTS_FILE, f"{exc}"))
+    return out
+
+
 def find_problems(root: Path, settings: Settings, files: list[str] | None = None) -> list[Problem]:
     """Everything wrong in the root (or only in ``files``, root-relative, plus the tree's own state)."""
     from memtree.write.retain import sanitizer_for
@@ -96,9 +116,12 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
                 problems.extend(Problem("nfc-twin", p, detail) for p in same)
         for rel in store.leftovers(root):
             problems.append(Problem("leftover", rel, "a temp file left by a memtree write that was killed", True))
+    problems += _merge_problems(root, wanted)
     try:
         tree = treemod.load(root, check_files=False)
     except TreeError as exc:
+        if any(p.kind == "markers" and p.path == treemod.TREE_FILE for p in problems):
+            return problems  # the markers are the problem, and --fix merges them
         return [*problems, Problem("tree", treemod.TREE_FILE, str(exc), isinstance(exc, treemod.TreeCycle))]
     if intent.pending(root):
         detail = "a split was killed halfway; the next write or `check --fix` finishes or rolls it back"

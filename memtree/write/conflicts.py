@@ -97,8 +97,8 @@ def save(root: Path, conflicts: list[OpenConflict]) -> None:
 
 
 def new_id(now: datetime) -> str:
-    """A conflict id: the day it was found and 6 random hex digits (``c-20261201-3fa9c2``), unique across writers."""
-    return f"c-{now:%Y%m%d}-{secrets.token_hex(3)}"
+    """A conflict id: the day found and 64 random bits (``c-20261201-3fa9c2d17b0e5a48``), unique across clones."""
+    return f"c-{now:%Y%m%d}-{secrets.token_hex(8)}"
 
 
 def open_conflict(root: Path, new: Side, old: Side, similarity: float, now: datetime) -> str:

@@ -281,8 +281,15 @@ def with_nodes(tree: Tree, new: tuple[Node, ...]) -> Tree:
 
 
 def new_id(now: datetime) -> str:
-    """A short unique entry id: date and random bits (no coordination between agents needed)."""
-    return f"e-{now:%Y%m%d}-{secrets.token_hex(4)}"
+    """An entry id no other clone or clock makes: the day and 64 random bits from the OS.
+
+    ``e-20261201-3fa9c2d17b0e5a48``.
+
+    Why random, not a clock or a counter: two machines with the same clock (or one set back) and no
+    shared counter still never meet; 2^64 ids a day keep the odds of one clash among a team's
+    million entries under one in 10^7.
+    """
+    return f"e-{now:%Y%m%d}-{secrets.token_hex(8)}"
 
 
 def best_match(content: str, existing: list[entries.Entry]) -> tuple[entries.Entry | None, float, bool]:

@@ -183,9 +183,12 @@ def log(state: RootState, text_: str, now: datetime, source: str = "manual") -> 
 
 def conflicts(state: RootState) -> list[OpenConflict]:
     """Open conflicts, oldest first."""
+    from memtree.write import clashes
     from memtree.write import conflicts as store_
 
-    return sorted(store_.load(state.root), key=lambda c: (c.created, c.id))
+    found = {c.id: c for c in store_.load(state.root)}
+    found.update((c.id, c) for c in clashes.find(state.root) if c.id not in found)
+    return sorted(found.values(), key=lambda c: (c.created, c.id))
 
 
 def scan_conflicts(state: RootState, now: datetime, record: bool = False) -> list[Contradiction]:
@@ -207,10 +210,16 @@ def resolve_conflict(
     state: RootState, conflict_id: str, keep: str, now: datetime | None = None
 ) -> tuple[OpenConflict, str]:
     """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""
+    from memtree.write import clashes
     from memtree.write import conflicts as store_
 
+    clash = next((c for c in clashes.find(state.root) if c.id == conflict_id), None)
     with recording(state, "conflicts resolve", now, summary=f"{conflict_id} --keep {keep}"):
-        settled = store_.resolve(state.root, conflict_id, keep)
+        if clash is not None and keep in store_.KEEP:
+            with store.write_lock(state.root):
+                settled = clash, clashes.settle(state.root, clash, keep)
+        else:
+            settled = store_.resolve(state.root, conflict_id, keep)
     state.refresh()
     return settled
 
@@ -268,6 +277,18 @@ def redact_journal(state: RootState) -> int:
     sanitizer = sanitizer_for(state.settings)
     with store.write_lock(state.root):
         return changes.redact_kept(state.root, lambda text: sanitizer.sanitize(text).text)
+
+
+def fix_markers(state: RootState, now: datetime | None = None) -> list[str]:
+    """Merge the git conflict blocks left in tracked files by the merge driver's rules; what was done."""
+    from memtree.write import markers
+
+    if not markers.find(state.root):
+        return []
+    with store.write_lock(state.root), recording(state, "check", now, summary="merged git conflict blocks"):
+        done = markers.fix(state.root)
+    state.forget_tree()
+    return done
 
 
 def sweep(state: RootState) -> list[str]:
