@@ -223,7 +223,7 @@ def test_init_says_it_added_to_a_gitignore_it_did_not_create(tmp_path: Path) -> 
     (tmp_path / "mem").mkdir()
     (tmp_path / "mem" / ".gitignore").write_text("*.pyc\n", encoding="utf-8")
     said = run("init", str(tmp_path / "mem"))
-    assert said.exit_code == 0 and "tree-index.json; added" in said.stdout
+    assert said.exit_code == 0 and "; added memtree's lines to .gitignore" in said.stdout
     assert "added memtree's lines to .gitignore" in said.stdout and "created .gitignore" not in said.stdout
     doc = json.loads(run("init", str(tmp_path / "again"), "--json").stdout)
     assert ".gitignore" in doc["created"] and doc["updated"] == []
