@@ -9,6 +9,7 @@ Markdown tables.
 
     python bench/quality.py ../shared/bench --work /tmp/memtree-bench --datasets korquad,locomo
     python bench/quality.py ../shared/bench --verbose      # and each set's chat-message form (verbose.py)
+    python bench/quality.py ../shared/bench --blind        # and each set's blind-framed form (blind.py)
 """
 
 from __future__ import annotations
@@ -39,7 +40,17 @@ from benchlib import (
 
 DATASETS = ("korquad", "locomo")
 VERBOSE = "-verbose"  # "<dataset>-verbose": the same tree, its questions rewritten by bench/verbose.py
+BLIND = "-blind"  # "<dataset>-blind": the same tree, its questions framed by bench/blind.py
+FORMS = (VERBOSE, BLIND)
 SCORE_KEYS = ("hit@1", "hit@5", "mrr@10", "file_hit@5")
+
+
+def base_of(dataset: str) -> str:
+    """The dataset a chat form is made from ("korquad-blind" → "korquad")."""
+    for suffix in FORMS:
+        if dataset.endswith(suffix):
+            return dataset.removesuffix(suffix)
+    return dataset
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -59,27 +70,42 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also run each dataset's verbose form (<dataset>-verbose: questions rewritten as chat messages "
         "by bench/verbose.py) and print a short-vs-verbose table",
     )
+    ap.add_argument(
+        "--blind",
+        action="store_true",
+        help="also run each dataset's blind form (<dataset>-blind: questions framed by bench/blind.py, "
+        "phrasings written without reading memtree's message reader)",
+    )
     args = ap.parse_args(argv)
     args.datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    unknown = [d for d in args.datasets if d.removesuffix(VERBOSE) not in DATASETS]
+    unknown = [d for d in args.datasets if base_of(d) not in DATASETS]
     if unknown:
-        ap.error(f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)} (each also as <name>{VERBOSE})")
-    if args.verbose:
-        args.datasets = list(dict.fromkeys(x for d in args.datasets for x in (d, d.removesuffix(VERBOSE) + VERBOSE)))
+        ap.error(
+            f"unknown dataset(s) {unknown}; choose from {', '.join(DATASETS)} "
+            f"(each also as <name>{VERBOSE}, <name>{BLIND})"
+        )
+    forms = [f for f, on in ((VERBOSE, args.verbose), (BLIND, args.blind)) if on]
+    if forms:
+        args.datasets = list(dict.fromkeys(x for d in args.datasets for x in (d, *(base_of(d) + f for f in forms))))
     return args
 
 
 def materialize(shared: Path, dataset: str, tree: Path) -> None:
-    base = dataset.removesuffix(VERBOSE)
+    base = base_of(dataset)
     progress(f"{dataset}: materializing into {tree}")
     _, out = run([sys.executable, str(shared / "materialize.py"), str(shared / base), str(tree)])
     if out.strip():
         progress(out.strip())
-    if base != dataset:
+    if dataset.endswith(VERBOSE):
         from verbose import SHORT_QUERIES, rewrite_tree
 
         n = rewrite_tree(tree)
         progress(f"{dataset}: {n} questions rewritten as chat messages (short ones kept in {SHORT_QUERIES})")
+    elif dataset.endswith(BLIND):
+        import blind
+
+        n = blind.rewrite_tree(tree)
+        progress(f"{dataset}: {n} questions framed by blind.py (short ones kept in {blind.SHORT_QUERIES})")
 
 
 def build_index(exe: str, tree: Path) -> float:
@@ -374,24 +400,22 @@ def print_report(r: dict) -> None:
 
 
 def print_verbose_table(results: list[dict]) -> None:
-    """Short vs verbose form of each dataset, side by side (only when a verbose form was run)."""
+    """Short vs chat forms of each dataset, side by side (only when a chat form was run)."""
     by_name = {r["dataset"]: r for r in results}
     rows = []
-    for r in results:
-        if r["dataset"].endswith(VERBOSE):
-            continue
-        for form, name in (("short", r["dataset"]), ("verbose", r["dataset"] + VERBOSE)):
+    for base in dict.fromkeys(base_of(r["dataset"]) for r in results):
+        for form, name in (("short", base), ("verbose", base + VERBOSE), ("blind", base + BLIND)):
             x = by_name.get(name)
             if x is None:
                 continue
             a, u = x["score"].get("all", {}), x["score"].get("unanswerable", {})
             rows.append(
-                [r["dataset"], form, fmt(a.get("hit@1")), fmt(a.get("hit@5")), fmt(a.get("mrr@10")),
+                [base, form, fmt(a.get("hit@1")), fmt(a.get("hit@5")), fmt(a.get("mrr@10")),
                  fmt(a.get("file_hit@5")), fmt(a.get("empty")), fmt(u.get("empty")), fmt(x["warm"]["mean"], 2)]
             )  # fmt: skip
-    if not any(row[1] == "verbose" for row in rows):
+    if not any(row[1] != "short" for row in rows):
         return
-    print("\n### short questions vs the same questions as chat messages (bench/verbose.py)\n")
+    print("\n### short questions vs the same questions as chat messages (bench/verbose.py, bench/blind.py)\n")
     headers = ["dataset", "form", "hit@1", "hit@5", "MRR@10", "file@5", "answerable left empty",
                "unanswerable left empty", "warm ms/query"]  # fmt: skip
     print(md_table(headers, rows))
@@ -400,7 +424,7 @@ def print_verbose_table(results: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    bases = dict.fromkeys(d.removesuffix(VERBOSE) for d in args.datasets)
+    bases = dict.fromkeys(base_of(d) for d in args.datasets)
     data_files = [f"{d}/{f}" for d in bases for f in ("docs.jsonl", "queries.jsonl")]
     needed = ["materialize.py", "score.py", *data_files]
     shared = check_shared(args.shared, needed)

@@ -156,7 +156,11 @@ def test_a_chat_message_with_a_weekday_or_a_casual_request_still_finds_the_answe
 @pytest.mark.parametrize("end", [" ㅎㅎ ", " ㅋㅋㅋ ", " ㅠㅠ ", "^^ ", " 🙏 "])
 def test_laughter_tears_and_emoji_end_a_sentence_in_chat(end: str) -> None:
     reading = message.read(f"오늘도 수고 많아{end}근데 배포는 언제 해요?", TODAY)
-    assert [p.said for p in reading.parts if p.asks] == [whole("근데 배포는 언제 해요?")]
+    greeting, *question = reading.parts
+    assert not greeting.asks and {"수고", "많아"} <= set(greeting.said)
+    # 근데 (by the way) is -ㄴ데's own clause, in the question's sentence
+    assert [p.said for p in question] == [("근데",), tuple(whole("배포는 언제 해요?"))]
+    assert {p.sentence for p in question} == {1} and question[-1].asks
 
 
 @pytest.mark.parametrize("term", ["근데", "혹시", "알아", "기억나요"])
@@ -197,3 +201,68 @@ def test_a_chats_fillers_in_the_questions_own_sentence_do_not_count_against_it(
         {"bank/misc.md": "# Misc\n\n- The wifi password is rotated monthly\n\n- Standup is at 9:30 in room B\n"}, None
     )
     assert "9:30" in MemTree(root, refresh_interval=0).search(query, k=1).hits[0].text
+
+
+@pytest.mark.parametrize(
+    ("query", "asked"),
+    [
+        ("부모님이 물어보셔서 찾아보는 중인데 커크 해밋은 어느 그룹 소속인가?", "커크 해밋은 어느 그룹 소속인가?"),
+        ("기억이 잘 안 나서 그런데 반기문이 맡은 직위는?", "반기문이 맡은 직위는?"),
+        ("동료가 물어봤는데 1규빗은 몇 미터인가?", "1규빗은 몇 미터인가?"),
+    ],
+)
+def test_the_connective_n_de_ends_a_lead_in_after_any_syllable_closing_with_n(query: str, asked: str) -> None:
+    # Why: -ㄴ데 is one connective whatever its syllable (는데, 인데, 그런데); the lead-in is its own clause
+    parts = message.read(query, TODAY).parts
+    assert len(parts) == 2 and parts[-1].said == tuple(whole(asked))
+
+
+@pytest.mark.parametrize(
+    ("clause", "asks"),
+    [
+        ("강정호가 신인상을 수상한 해는 어떻게 되는지 궁금합니다.", True),
+        ("진출하려고 경쟁하는 곳은 어디인지 알려주시면 감사하겠습니다.", True),
+        ("누가 이길지 알고 싶어요.", True),
+        ("오늘 점심 뭐 먹을지 고민이에요.", False),  # wondering what to do, not asking memory
+        ("지금까지 알려진 사실이다.", False),
+    ],
+)
+def test_a_question_embedded_in_a_request_or_a_wondering_asks(clause: str, asks: bool) -> None:
+    assert message.is_question(clause) is asks
+
+
+def test_a_chat_message_is_refused_when_memory_holds_only_its_greeting_and_aside(
+    make_root: Callable[..., Path],
+) -> None:
+    # Why: the words around a question are no answer to it; an agent injecting memory into every
+    # prompt must hear "not in memory" here, not the note that shares the small talk
+    root = make_root(
+        {
+            "bank/chat.md": (
+                "# Chat\n\n- 안녕하세요 오늘 저녁 약속 장소는 아직 정해야 한다\n\n"
+                "- Good evening! The weather is lovely and dinner plans are still open\n"
+            ),
+            "bank/infra.md": "# Infra\n\n- 배포는 매주 목요일에 한다\n",
+        },
+        None,
+    )
+    mt = MemTree(root, refresh_interval=0)
+    refused = mt.search("안녕하세요! 사내 위키의 관리자는 누구인가? 그리고 오늘 저녁 약속 장소도 정해야 하네요.", k=3)
+    assert refused.hits == () and refused.rejected
+    refused = mt.search("Good evening! Who maintains the payroll spreadsheet? Dinner plans are still open.", k=3)
+    assert refused.hits == () and refused.rejected
+    found = mt.search("안녕하세요! 배포는 무슨 요일에 하나요? 그리고 오늘 저녁 약속 장소도 정해야 하네요.", k=1)
+    assert "목요일" in found.hits[0].text
+
+
+def test_a_greeting_neither_rescues_nor_sinks_a_question(make_root: Callable[..., Path]) -> None:
+    chat = (
+        "- Melanie: Good luck on that! People will love the book even more.\n\n"
+        "- Caroline: I've got lots of kids' books, classics and stories from different cultures.\n\n"
+        + "\n\n".join(f"- Melanie: Good hike today, even in the rain, trail {i}." for i in range(6))
+    )
+    mt = MemTree(make_root({"bank/chat.md": f"# chat\n\n{chat}\n"}, None), refresh_interval=0)
+    for question in ("Would Caroline likely have Dr. Seuss books on her bookshelf?", "Has Caroline got kids' books?"):
+        plain, chatty = mt.search(question, k=3), mt.search(f"Good evening! {question} Good hike today!", k=3)
+        assert bool(plain.hits) == bool(chatty.hits)
+        assert [h.text for h in plain.hits[:1]] == [h.text for h in chatty.hits[:1]]

@@ -322,3 +322,31 @@ def test_the_pipeline_needs_nothing_of_an_engine_but_the_protocol(sample_root: P
     results = search_all(_OpaqueEngine(index))
     assert results == search_all(index)
     assert sum(bool(r.hits) for r in results) >= 3 and any(r.rejected for r in results)
+
+
+def test_a_refusal_says_which_tier_holds_a_missing_word(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {
+            "bank/tools.md": "# Tools\n\n- We deploy the API with GitHub Actions\n",
+            "memory/2026-03-02.md": "# 2026-03-02\n\n- 10:00 switched the web app from npm to pnpm\n",
+        },
+        None,
+    )
+    mt = MemTree(root, refresh_interval=0)
+    refused = mt.search("pnpm", k=3)
+    assert refused.hits == () and refused.rejected
+    assert "pnpm is in memory/, which --tier memory searches" in refused.rejected
+    assert "occurs in memory" not in refused.rejected  # it does: in a log
+    assert mt.search("pnpm", k=3, tier="all").hits
+    gone = mt.search("kubernetes", k=3)
+    assert gone.rejected and "occurs in memory (kubernetes)" in gone.rejected and "--tier" not in gone.rejected
+
+
+def test_a_refusal_says_when_every_word_is_held_but_apart(make_root: Callable[..., Path]) -> None:
+    # four words, each in a passage of its own: no passage holds more than a quarter of the query
+    words = ["deploy", "rollback", "canary", "sidecar"]
+    notes = "\n\n".join(f"- {word} appears here, line {i}, with other words around it" for i, word in enumerate(words))
+    root = make_root({"bank/words.md": f"# Words\n\n{notes}\n"}, None)
+    refused = MemTree(root, refresh_interval=0).search(" ".join(words), k=3)
+    assert refused.hits == () and refused.rejected
+    assert refused.rejected.endswith("every word is in memory, but no passage holds enough of them together")

@@ -170,17 +170,21 @@ class Weights:
         object.__setattr__(self, "_asked", tuple(clause in asked for _, clause, _ in weighed))
 
     def coverage(self, strengths: Sequence[float]) -> float:
-        """The best clause's weighted share of matched terms (strengths 0..1 per query term)."""
+        """The weighted share of the question a chunk holds, which rejection judges (strengths 0..1 per term).
+
+        The best clause's share among the sentences that ask, when some sentence stands apart as the
+        question; else the best clause's of the whole message. Why the question alone: a chunk that
+        holds the greeting, the request or the aside of a message ("Good evening!", "…약속도 잡아야
+        해요") answers nothing asked, and judged by every clause it would keep an agent from hearing
+        "not in memory" for one in two chat messages memory cannot answer (README, "Long prompts").
+        """
         return self.shares(strengths, 1.0)[0]
 
     def answered(self, strengths: Sequence[float], aside: float) -> float:
         """The share of the question a chunk answers, which its rank is scaled by (0..1).
 
-        :meth:`coverage` of the sentences that ask, or ``aside`` × the best clause's when larger;
-        plain ``coverage`` when no sentence stands apart as the question. Why: a chunk that holds a
-        whole greeting or aside ("Good evening!" in "…love the book *even* more") answers nothing
-        asked, yet its coverage is 1; rejection still judges every clause (:meth:`coverage`), so an
-        answer the question's clause misses is not left out. Never above :meth:`coverage`.
+        :meth:`coverage`, or ``aside`` × the best clause's of the whole message when larger, so that
+        of two chunks missing the question, the one holding more of the message ranks first.
         """
         return self.shares(strengths, aside)[1]
 
@@ -206,7 +210,7 @@ class Weights:
                 in_question = got
         if not self.question:
             return best, best
-        return best, max(in_question, aside * best)
+        return in_question, max(in_question, aside * best)
 
     def lightest(self) -> tuple[float, float]:
         """The smallest total weight of a weighed clause, and of a weighed clause of the question (0 if none)."""

@@ -24,7 +24,7 @@ from memtree.text import terms as text
 READINGS_KEPT = 64
 """Messages whose reading is kept; why: one search reads the same message up to six times."""
 
-# Why the connectives: -는데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
+# Why the connectives: -ㄴ데/-다가/-면서/-지만 end a Korean clause as surely as a full stop
 # ("동료가 물어봤는데 1규빗은 몇 미터인가?"), and ", what …" / ": when …" / " - who …" / ", but where …" open
 # an English question after a lead-in ("Hiya, what career path …", "quick check: what are …")
 # A full stop after a title or a Latin abbreviation ends no sentence: "Would Caroline have Dr. Seuss books?"
@@ -33,8 +33,12 @@ _NOT_AN_END = "".join(rf"(?<!\b{a}\.)" for a in ("dr", "mr", "mrs", "ms", "st", 
 # surely as with a mark: "오늘도 수고 많아 ㅎㅎ 근데 … 알아?" is a greeting, then the question
 _CHAT_END = "(?<=[\u3131-\u318e]{2})|(?<=\\^\\^)|(?<=[\u2600-\u27bf\U0001f300-\U0001faff])"
 _SENTENCE = rf"(?:(?<=[.?!。？！~…]){_NOT_AN_END}|{_CHAT_END})\s+|\n+"
+# Hangul syllables closing with ㄴ (는, 은, 인, 런) and with ㄹ (을, 할): a syllable's final is its code's 28th part
+_N_FINAL = "".join(chr(c) for c in range(0xAC00 + 4, 0xD7A4, 28))
+_L_FINAL = "".join(chr(c) for c in range(0xAC00 + 8, 0xD7A4, 28))
+# the connective -ㄴ데 after any syllable that closes with ㄴ: 는데, 은데, 인데, 그런데
 CLAUSE_END = re.compile(
-    _SENTENCE + r"|(?<=[는은던건]데|다가|면서|지만)[,\s]\s*"
+    _SENTENCE + rf"|(?<=[{_N_FINAL}]데|다가|면서|지만)[,\s]\s*"
     r"|(?:,?\s+(?:and|but|so)|[,:;]|\s[-–—])\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)",
     re.IGNORECASE,
 )
@@ -47,6 +51,9 @@ _DOTTED_DAY = re.compile(r"\d+\.\s?\d+\.\s?\d+")
 _QUESTION_END = re.compile(r"[?？]\s*$")
 # Why: interrogative endings (하나요, 할까요, 인가, 는지 …) mark a Korean question without a "?"
 _KO_QUESTION = tuple("나요 까요 니까 습니까 는가 은가 인가 는지 은지 인지 던가 을까 냐 니 나 죠 지요 시오".split())
+# Why: a question embedded in a request or a wondering (어디인지 알려주세요, 되는지 궁금합니다, 언제인지 모르겠어요)
+# asks as surely as a "?": an indirect-question ending (-는지, -ㄴ지, -ㄹ지) then a word that asks to know
+_EMBEDDED = re.compile(rf"(?:[{_N_FINAL}{_L_FINAL}]|던)지\s+(?:\S+\s+)?(?:궁금|알려|알고\s*싶|모르|여쭤|물어)")
 _EN_QUESTION = frozenset(
     "what when where who whom whose why how which do does did is are was were can could would will have has".split()
 )
@@ -141,8 +148,9 @@ def _between(
 
 
 def is_question(clause: str) -> bool:
-    """A clause that asks: ends with ``?``, with a Korean interrogative ending, or opens like an English
-    question and does not end as a statement (``Would love to know.`` is one)."""
+    """A clause that asks: ends with ``?``, with a Korean interrogative ending, holds a question embedded in
+    a request or a wondering (``어디인지 알려주세요``, ``되는지 궁금합니다``), or opens like an English question
+    and does not end as a statement (``Would love to know.`` is one)."""
     clause = clause.strip()
     stripped = clause.rstrip(".!~… ")
     if not stripped:
@@ -152,5 +160,7 @@ def is_question(clause: str) -> bool:
     words = stripped.split()
     last = words[-1]
     if text.is_hangul(last) and last.endswith(_KO_QUESTION):
+        return True
+    if _EMBEDDED.search(stripped):
         return True
     return text.normalize(words[0]) in _EN_QUESTION and clause[-1] not in ".!"

@@ -172,7 +172,11 @@ def run(
     best_cov = max((c.coverage for c in ranked), default=0.0)
     confident_meaning = semantic is not None and semantic.confident(ranked)
     if not ranked or (best_cov < settings.reject_threshold and not confident_meaning):
-        reason = rejection(scored.stats, best_cov, settings.reject_threshold, had_candidates, query, bool(hidden))
+        missing = [st.term for st in scored.stats if st.df == 0]
+        elsewhere = [] if not missing else _held_elsewhere(index, missing, searched, settings, vectorize)
+        reason = rejection(
+            scored.stats, best_cov, settings.reject_threshold, had_candidates, query, bool(hidden), elsewhere
+        )
         if semantic is not None:
             reason += (
                 f"; nothing means it closely either (similarity {semantic.best:.2f}, needs {semantic.threshold:.2f})"
@@ -409,3 +413,24 @@ def _weigh_lazily(
         ranked.append(c)
         bisect.insort(best, -_weighed(c, c.keyword, settings))
     return ranked
+
+
+TIERS = ("recall", "bank", "memory")
+"""Every tier, in the order a refusal names them."""
+
+
+def _held_elsewhere(
+    index: Engine, missing: Sequence[str], searched: frozenset[str], settings: SearchSettings, vectorize: bool
+) -> list[tuple[str, str]]:
+    """Which of a refused query's missing terms the tiers not searched hold: (term, tier), for the reason.
+
+    Why: a word that is only in a daily log (``memory/``) is not "not in memory"; the user should
+    hear which ``--tier`` finds it. Asked only when a search is refused, one engine call a tier.
+    """
+    out: list[tuple[str, str]] = []
+    for tier in TIERS:
+        if tier in searched:
+            continue
+        held = index.score(list(missing), frozenset((tier,)), settings, None, vectorize).stats
+        out.extend((st.term, tier) for st in held if st.df)
+    return out

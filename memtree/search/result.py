@@ -128,8 +128,11 @@ def rejection(
     had_candidates: bool,
     query: str = "",
     scoped_out: bool = False,
+    elsewhere: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """Why nothing is returned: what the query holds that memory does not, or where else its terms are."""
+    """Why nothing is returned: what the query holds that memory does not, or where else its terms are,
+    and what would help: the tier holding a missing word (``elsewhere``: term, tier), or that the words
+    are all held but no passage holds enough of them together."""
     # the user's own words, not the stems they were indexed as (blue-green, not blu)
     words = dict(reversed(text.terms_with_surface(query))) if query else {}
 
@@ -137,8 +140,17 @@ def rejection(
         return quote_terms(list(dict.fromkeys(words.get(t, t) for t in terms if not t.startswith("@"))) or terms)
 
     missing = [st.term for st in stats if st.df == 0]
+    held = list(dict.fromkeys(term for term, _ in elsewhere))
+    absent = [t for t in missing if t not in held]
+    hint = ""
+    if held:
+        tiers = list(dict.fromkeys(tier for _, tier in elsewhere))
+        flag = f"--tier {tiers[0]}" if len(tiers) == 1 else "--tier all"
+        verb = "is" if len(held) == 1 else "are"
+        hint = f"; {shown(held)} {verb} in {' and '.join(t + '/' for t in tiers)}, which {flag} searches"
     if len(missing) == len(stats):
-        return f"no confident match: no term of the query occurs in memory ({shown(missing)})"
+        where = "memory" if not held else "the notes searched"
+        return f"no confident match: no term of the query occurs in {where} ({shown(missing)}){hint}"
     if not had_candidates:
         found = shown([st.term for st in stats if st.df])
         if scoped_out:
@@ -147,5 +159,8 @@ def rejection(
             f"no confident match: {found} occur only in notes not searched "
             "(memory/ needs --tier memory or --tier all; disabled banks are left out)"
         )
-    tail = f"; not in memory: {shown(missing)}" if missing else ""
+    if missing:
+        tail = (f"; not in memory: {shown(absent)}" if absent else "") + hint
+    else:  # every word is held: it is their being apart that fails
+        tail = "; every word is in memory, but no passage holds enough of them together"
     return f"no confident match: the best chunk covers {best:.0%} of the query (needs {threshold:.0%}){tail}"
