@@ -266,3 +266,17 @@ def test_a_greeting_neither_rescues_nor_sinks_a_question(make_root: Callable[...
         plain, chatty = mt.search(question, k=3), mt.search(f"Good evening! {question} Good hike today!", k=3)
         assert bool(plain.hits) == bool(chatty.hits)
         assert [h.text for h in plain.hits[:1]] == [h.text for h in chatty.hits[:1]]
+
+
+def test_a_question_that_names_nothing_leaves_the_message_judged_whole(make_root: Callable[..., Path]) -> None:
+    # "X 말인데요. 혹시 아세요?": the only sentence that asks is a do-you-know; the topic is the one before
+    root = make_root({"bank/ark.md": "# 방주\n\n- 노아의 방주를 만든 재질은 고페르 나무다\n"}, None)
+    found = MemTree(root, refresh_interval=0).search("노아의 방주를 만든 재질 말인데요. 혹시 아세요?", k=1)
+    assert found.hits and "고페르" in found.hits[0].text
+    query = "노아의 방주를 만든 재질 말인데요. 혹시 아세요?"
+    qterms = text.query_terms(query)
+    held = [0 if q in ("말인데요", "혹시", "아세요") else 1 for q in qterms]
+    assert not evidence.weigh(query, qterms, [1.0] * len(qterms), held).question
+    query = "노아의 방주 말인데요. 그 재질이 뭔지 아세요?"  # a question that names something still stands apart
+    qterms = text.query_terms(query)
+    assert evidence.weigh(query, qterms, [1.0] * len(qterms), [1] * len(qterms)).question

@@ -246,6 +246,10 @@ def weigh(
     parts = tuple(clauses(query, qterms, today, aliases))
     whole = sum(weights) if len(parts) == 1 and len(parts[0]) == len(weights) else 0.0
     asked = tuple(clauses(query, qterms, today, aliases, asking=True))
+    if not any(weights[i] for clause in asked for i in clause):
+        # Why: a question that names nothing memory could hold ("혹시 아세요?" after "X 말인데요.") is no
+        # question to judge by; its topic is in the sentences around it, so the message is judged whole
+        asked = ()
     return Weights(weights, parts, whole, asked)
 
 
