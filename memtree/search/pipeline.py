@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from memtree.config import SearchSettings
 from memtree.index.protocol import ChunkRef, Engine, Location, Scores
 from memtree.index.routing import KeywordIndex, Route, route
+from memtree.notes import store
 from memtree.notes.tree import Tree
 from memtree.notes.usage import chunk_keys
 from memtree.search import evidence, repair
@@ -415,10 +416,6 @@ def _weigh_lazily(
     return ranked
 
 
-TIERS = ("recall", "bank", "memory")
-"""Every tier, in the order a refusal names them."""
-
-
 def _held_elsewhere(
     index: Engine, missing: Sequence[str], searched: frozenset[str], settings: SearchSettings, vectorize: bool
 ) -> list[tuple[str, str]]:
@@ -428,7 +425,7 @@ def _held_elsewhere(
     hear which ``--tier`` finds it. Asked only when a search is refused, one engine call a tier.
     """
     out: list[tuple[str, str]] = []
-    for tier in TIERS:
+    for tier in store.TIERS:  # in search order, as a refusal names them
         if tier in searched:
             continue
         held = index.score(list(missing), frozenset((tier,)), settings, None, vectorize).stats
