@@ -32,7 +32,6 @@ import hashlib
 import importlib.util
 import random
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -300,28 +299,17 @@ def blind_query(q: dict) -> dict:
 
 def rewrite_queries(src: Path, dst: Path) -> int:
     """Write the framed form of queries file src to dst; the number of queries."""
-    rows = [blind_query(q) for q in load_jsonl(src)]
-    write_jsonl(dst, rows)
-    return len(rows)
+    return verbose.rewrite_queries(src, dst, blind_query)
 
 
 def rewrite_tree(tree: Path) -> int:
     """Frame a freshly materialized tree's questions: queries.jsonl → queries.short.jsonl + framed queries.jsonl."""
-    short = tree / SHORT_QUERIES
-    (tree / "queries.jsonl").replace(short)
-    return rewrite_queries(short, tree / "queries.jsonl")
+    return verbose.rewrite_tree(tree, blind_query)
 
 
 def materialize_blind(shared: Path, dataset: str, tree: Path) -> int:
     """SHARED/materialize.py SHARED/<dataset> TREE, then rewrite_tree(TREE)."""
-    proc = subprocess.run(
-        [sys.executable, str(shared / "materialize.py"), str(shared / dataset), str(tree)],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        sys.exit(f"error: materialize.py failed: {proc.stderr.strip()[-500:]}")
-    return rewrite_tree(tree)
+    return verbose.materialize_verbose(shared, dataset, tree, blind_query)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -33,6 +33,7 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -561,22 +562,27 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def rewrite_queries(src: Path, dst: Path) -> int:
-    """Write the verbose form of queries file src to dst; the number of queries."""
-    rows = [verbose_query(q) for q in load_jsonl(src)]
+Rewrite = Callable[[dict], dict]
+"""A query record → the same record with its question rewritten (verbose_query; blind.py's blind_query)."""
+
+
+def rewrite_queries(src: Path, dst: Path, rewrite: Rewrite | None = None) -> int:
+    """Write the rewritten form (verbose by default) of queries file src to dst; the number of queries."""
+    rows = [(rewrite or verbose_query)(q) for q in load_jsonl(src)]
     write_jsonl(dst, rows)
     return len(rows)
 
 
-def rewrite_tree(tree: Path) -> int:
-    """Make a freshly materialized tree verbose: queries.jsonl → queries.short.jsonl + verbose queries.jsonl."""
+def rewrite_tree(tree: Path, rewrite: Rewrite | None = None) -> int:
+    """Rewrite a freshly materialized tree's questions: queries.jsonl → queries.short.jsonl + the rewritten
+    queries.jsonl."""
     short = tree / SHORT_QUERIES
     (tree / "queries.jsonl").replace(short)
-    return rewrite_queries(short, tree / "queries.jsonl")
+    return rewrite_queries(short, tree / "queries.jsonl", rewrite)
 
 
-def materialize_verbose(shared: Path, dataset: str, tree: Path) -> int:
-    """SHARED/materialize.py SHARED/<dataset> TREE, then rewrite_tree(TREE)."""
+def materialize_verbose(shared: Path, dataset: str, tree: Path, rewrite: Rewrite | None = None) -> int:
+    """SHARED/materialize.py SHARED/<dataset> TREE, then rewrite_tree(TREE, rewrite)."""
     proc = subprocess.run(
         [sys.executable, str(shared / "materialize.py"), str(shared / dataset), str(tree)],
         capture_output=True,
@@ -584,7 +590,7 @@ def materialize_verbose(shared: Path, dataset: str, tree: Path) -> int:
     )
     if proc.returncode != 0:
         sys.exit(f"error: materialize.py failed: {proc.stderr.strip()[-500:]}")
-    return rewrite_tree(tree)
+    return rewrite_tree(tree, rewrite)
 
 
 def main(argv: list[str] | None = None) -> None:

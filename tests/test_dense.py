@@ -53,7 +53,7 @@ def test_both_backends_give_the_same_results(sample_root: Path, monkeypatch: pyt
     monkeypatch.setattr(dense, "DENSE_MIN_POSTINGS", 0)
     monkeypatch.setattr(dense, "score", counted)
     vectorized = [outcome(mt, q, tier) for q in QUERIES]
-    assert len(calls) == len(QUERIES)  # the numpy backend really ran
+    assert len(calls) >= len(QUERIES)  # the numpy backend really ran (a refusal asks the other tiers too)
     assert vectorized == python
     assert any(hits for _, _, hits in python)
 

@@ -232,7 +232,8 @@ def _fails(done: subprocess.CompletedProcess[str] | None) -> str | None:
 
 
 def summary(names: list[tuple[str, str]]) -> str:
-    """``memtree sync: 2 notes, 1 log, tree-index.json (bank/a.md, …)`` from (status, path) pairs."""
+    """The commit message naming what changed ("memtree sync: 2 notes, 1 log, tree-index.json (bank/a.md, …)")
+    from (status, path) pairs."""
     kinds = {"bank": "note", "memory": "log", "recall": "recall excerpt file"}
     counts: dict[str, int] = {}
     for _status, path in names:

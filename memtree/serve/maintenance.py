@@ -93,65 +93,64 @@ FLUSH_EVERY_S = 60.0
 """How often the daemon looks for conversations quiet past ``extract.idle_flush_min`` (minutes: a minute is fine)."""
 
 
-class IngestFlush:
+class _Periodic:
+    """Upkeep the daemon runs every ``every_s`` seconds (0: never), in a thread of its own, one at a time."""
+
+    name = ""  # what the log and the thread call it
+
+    def __init__(self, mt: MemTree, log: Callable[[str], None], every_s: float, clock: Callable[[], float]) -> None:
+        self.mt, self.log, self.clock, self.every_s = mt, log, clock, every_s
+        self.next_due = clock() + every_s if every_s else math.inf
+        self._running = False
+
+    def tick(self) -> threading.Thread | None:
+        """Start a run in its own thread when one is due; the thread, or None."""
+        if self._running or self.clock() < self.next_due:
+            return None
+        self._running = True
+        self.next_due = self.clock() + self.every_s
+        thread = threading.Thread(target=self._run, name=f"memtree-{self.name.replace(' ', '-')}", daemon=True)
+        thread.start()
+        return thread
+
+    def _run(self) -> None:
+        try:
+            self.work()
+        except MemtreeError as exc:
+            self.log(f"warning: {self.name} did not run: {exc}")
+        except Exception as exc:  # never let upkeep take the daemon down
+            self.log(f"error: {self.name} failed: {type(exc).__name__}: {exc}")
+        finally:
+            self._running = False
+
+    def work(self) -> None:
+        """One run, its outcome logged."""
+        raise NotImplementedError
+
+
+class IngestFlush(_Periodic):
     """Runs `memtree ingest`'s idle flush on a cadence while the daemon is up (``extract.idle_flush_min`` > 0)."""
 
+    name = "ingest flush"
+
     def __init__(self, mt: MemTree, log: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
-        self.mt, self.log, self.clock = mt, log, clock
-        self.every_s = FLUSH_EVERY_S if mt.settings.extract.idle_flush_min > 0 else 0.0
-        self.next_due = clock() + self.every_s if self.every_s else math.inf
-        self._running = False
+        super().__init__(mt, log, FLUSH_EVERY_S if mt.settings.extract.idle_flush_min > 0 else 0.0, clock)
 
-    def tick(self) -> threading.Thread | None:
-        """Start a flush in its own thread when one is due; the thread, or None."""
-        if self._running or self.clock() < self.next_due:
-            return None
-        self._running = True
-        self.next_due = self.clock() + self.every_s
-        thread = threading.Thread(target=self._run, name="memtree-ingest-flush", daemon=True)
-        thread.start()
-        return thread
-
-    def _run(self) -> None:
-        try:
-            report = self.mt.ingest_flush()
-            if report.written:
-                self.log(f"ingest: idle conversations flushed ({report.written} entries written)")
-        except MemtreeError as exc:
-            self.log(f"warning: ingest flush did not run: {exc}")
-        except Exception as exc:  # never let upkeep take the daemon down
-            self.log(f"error: ingest flush failed: {type(exc).__name__}: {exc}")
-        finally:
-            self._running = False
+    def work(self) -> None:
+        report = self.mt.ingest_flush()
+        if report.written:
+            self.log(f"ingest: idle conversations flushed ({report.written} entries written)")
 
 
-class GitSync:
+class GitSync(_Periodic):
     """Runs `memtree sync` every ``git.sync_every_min`` minutes while the daemon is up (0: never)."""
 
+    name = "git sync"
+
     def __init__(self, mt: MemTree, log: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
-        self.mt, self.log, self.clock = mt, log, clock
-        self.every_s = max(0.0, mt.settings.git.sync_every_min) * 60.0
-        self.next_due = clock() + self.every_s if self.every_s else math.inf
-        self._running = False
+        super().__init__(mt, log, max(0.0, mt.settings.git.sync_every_min) * 60.0, clock)
 
-    def tick(self) -> threading.Thread | None:
-        """Start a sync in its own thread when one is due; the thread, or None."""
-        if self._running or self.clock() < self.next_due:
-            return None
-        self._running = True
-        self.next_due = self.clock() + self.every_s
-        thread = threading.Thread(target=self._run, name="memtree-git-sync", daemon=True)
-        thread.start()
-        return thread
-
-    def _run(self) -> None:
-        try:
-            done = self.mt.sync()
-            level = "" if done.outcome in ("ok", "local") else "warning: "
-            self.log(f"{level}git sync: {done.outcome}: {done.message}")
-        except MemtreeError as exc:
-            self.log(f"warning: git sync did not run: {exc}")
-        except Exception as exc:  # never let upkeep take the daemon down
-            self.log(f"error: git sync failed: {type(exc).__name__}: {exc}")
-        finally:
-            self._running = False
+    def work(self) -> None:
+        done = self.mt.sync()
+        level = "" if done.outcome in ("ok", "local") else "warning: "
+        self.log(f"{level}git sync: {done.outcome}: {done.message}")
