@@ -496,11 +496,15 @@ def test_a_second_daemon_says_one_runs_and_a_signal_stops_it_cleanly(sample_root
     assert cli(sample_root, "search", "가치관").returncode == 0  # in-process again
 
 
-def test_a_root_too_deep_for_a_socket_path_gets_one_in_a_private_runtime_folder(sample_root: Path) -> None:
+def test_a_root_too_deep_for_a_socket_path_gets_one_in_a_private_runtime_folder(
+    sample_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     deep = sample_root.parent / ("d" * 60) / ("e" * 60) / "root"
     shutil.copytree(sample_root, deep)
     runtime = sample_root.parent / "run"
     runtime.mkdir(mode=0o700)
+    # the client computes the socket's path as the daemon does: from the same runtime folder
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     with serving(deep, env=_env(XDG_RUNTIME_DIR=str(runtime))) as served:
         record = json.loads((deep / store.STATE_DIR / client.RECORD_FILE).read_text(encoding="utf-8"))
         sock = Path(record["socket"])
