@@ -27,7 +27,6 @@ SHA-256 of VERSION and the query id. Stdlib only.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.util
 import random
@@ -313,27 +312,11 @@ def materialize_blind(shared: Path, dataset: str, tree: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("shared", type=Path, help="the shared benchmark folder (materialize.py, korquad/, locomo/)")
-    ap.add_argument("out", type=Path, help="writes OUT/<dataset>-blind/ trees")
-    ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated (default: %(default)s)")
-    ap.add_argument("--examples", type=int, default=0, help="print this many example messages per dataset")
-    args = ap.parse_args(argv)
-    shared = args.shared.expanduser().resolve()
-    for ds in (d.strip() for d in args.datasets.split(",") if d.strip()):
-        if ds not in DATASETS:
-            ap.error(f"unknown dataset {ds!r}; choose from {', '.join(DATASETS)}")
-        if not (shared / "materialize.py").exists() or not (shared / ds / "queries.jsonl").exists():
-            sys.exit(f"error: benchmark data not found under {shared}")
-        tree = args.out / f"{ds}{SUFFIX}"
-        n = materialize_blind(shared, ds, tree)
-        rows = load_jsonl(tree / "queries.jsonl")
-        short = load_jsonl(tree / SHORT_QUERIES)
+    def summary(n: int, short: list[dict]) -> str:
         kinds = [compose(str(s["id"]), s["query"]).kind for s in short]
-        mix = ", ".join(f"{k} {kinds.count(k)}" for k in dict.fromkeys(kinds))
-        print(f"{tree}: {n} framed queries ({mix}); short ones kept in {SHORT_QUERIES}")
-        for q in rows[: args.examples]:
-            print(f"  {q['id']}: {q['query']}")
+        return f"{n} framed queries ({', '.join(f'{k} {kinds.count(k)}' for k in dict.fromkeys(kinds))})"
+
+    verbose.build_trees(argv, __doc__.splitlines()[0], SUFFIX, blind_query, summary)
 
 
 if __name__ == "__main__":

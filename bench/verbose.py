@@ -593,10 +593,18 @@ def materialize_verbose(shared: Path, dataset: str, tree: Path, rewrite: Rewrite
     return rewrite_tree(tree, rewrite)
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_trees(
+    argv: list[str] | None,
+    description: str,
+    suffix: str,
+    rewrite: Rewrite | None,
+    summary: Callable[[int, list[dict]], str],
+) -> None:
+    """The command line of a chat-set builder (this script, blind.py): OUT/<dataset><suffix>/ trees, each
+    described by ``summary(n, short queries)``, with ``--examples`` of its messages."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("shared", type=Path, help="the shared benchmark folder (materialize.py, korquad/, locomo/)")
-    ap.add_argument("out", type=Path, help="writes OUT/<dataset>-verbose/ trees")
+    ap.add_argument("out", type=Path, help=f"writes OUT/<dataset>{suffix}/ trees")
     ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated (default: %(default)s)")
     ap.add_argument("--examples", type=int, default=0, help="print this many example messages per dataset")
     args = ap.parse_args(argv)
@@ -606,14 +614,20 @@ def main(argv: list[str] | None = None) -> None:
             ap.error(f"unknown dataset {ds!r}; choose from {', '.join(DATASETS)}")
         if not (shared / "materialize.py").exists() or not (shared / ds / "queries.jsonl").exists():
             sys.exit(f"error: benchmark data not found under {shared}")
-        tree = args.out / f"{ds}{SUFFIX}"
-        n = materialize_verbose(shared, ds, tree)
-        rows = load_jsonl(tree / "queries.jsonl")
-        kinds = [compose(str(q["id"]), s["query"]).kind for q, s in zip(rows, load_jsonl(tree / SHORT_QUERIES))]
-        mix = ", ".join(f"{k} {kinds.count(k) / max(1, n):.0%}" for k in ("short", "medium", "long"))
-        print(f"{tree}: {n} verbose queries ({mix}); short ones kept in {SHORT_QUERIES}")
-        for q in rows[: args.examples]:
+        tree = args.out / f"{ds}{suffix}"
+        n = materialize_verbose(shared, ds, tree, rewrite)
+        print(f"{tree}: {summary(n, load_jsonl(tree / SHORT_QUERIES))}; short ones kept in {SHORT_QUERIES}")
+        for q in load_jsonl(tree / "queries.jsonl")[: args.examples]:
             print(f"  {q['id']}: {q['query']}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    def summary(n: int, short: list[dict]) -> str:
+        kinds = [compose(str(s["id"]), s["query"]).kind for s in short]
+        mix = ", ".join(f"{k} {kinds.count(k) / max(1, n):.0%}" for k in ("short", "medium", "long"))
+        return f"{n} verbose queries ({mix})"
+
+    build_trees(argv, __doc__.splitlines()[0], SUFFIX, None, summary)
 
 
 if __name__ == "__main__":
