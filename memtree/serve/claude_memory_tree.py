@@ -119,9 +119,8 @@ def _folder(node_id: str) -> str | None:
 def _category(nodes: dict[str, Node], node_id: str) -> None:
     """Make the category ``node_id`` (and those above it) when missing, as memtree.write.catalog does."""
     while node_id not in nodes:
-        name = node_id.rsplit("/", 1)[-1]
         parent = _folder(node_id)
-        nodes[node_id] = Node(node_id, None, (normalize(name),), parent, (), 1.0)
+        nodes[node_id] = Node(node_id, None, catalog.category_keywords(node_id), parent, (), 1.0)
         if parent is None:
             return
         node_id = parent
