@@ -330,9 +330,11 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def wait(driver: Any, condition: Any, timeout: float = 20) -> Any:
-    """Wait for ``condition``; a list re-rendered meanwhile (a live update) is looked at again."""
+    """Wait for ``condition``; a list re-rendered meanwhile (a live update) is looked at again, and an
+    element not yet clickable (a view still being shown, on a loaded machine) is tried again."""
     from selenium.common.exceptions import (
         ElementClickInterceptedException,
+        ElementNotInteractableException,
         NoSuchElementException,
         StaleElementReferenceException,
     )
@@ -343,6 +345,7 @@ def wait(driver: Any, condition: Any, timeout: float = 20) -> Any:
         NoSuchElementException,
         StopIteration,
         ElementClickInterceptedException,
+        ElementNotInteractableException,
     )
     return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored).until(condition)
 
