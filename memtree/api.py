@@ -262,6 +262,8 @@ class MemTree:
 
         with self.state.lock:
             done = git.sync(self.state.root, rebase)
+            if done.outcome == "ok" and write.file_field_clashes(self.state):
+                done = git.sync(self.state.root, rebase)  # the clashes the pull's merge recorded, shared
             if done.outcome == "ok":
                 self.state.forget_tree()
                 self.state.refresh()

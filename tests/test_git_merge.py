@@ -243,3 +243,67 @@ def test_the_daemon_syncs_on_its_tick_only_when_asked() -> None:
     assert thread is not None
     thread.join(timeout=30)
     assert calls == [True] and logged == ["git sync: ok: pulled and pushed"]
+
+
+def _set_weight(clone: Path, node: str, weight: float) -> None:
+    import json
+
+    doc = json.loads((clone / "tree-index.json").read_text())
+    next(n for n in doc["nodes"] if n["id"] == node)["weight"] = weight
+    (clone / "tree-index.json").write_text(json.dumps(doc, indent=2) + "\n")
+    git(clone, "commit", "-qam", f"weight {weight}")
+
+
+def _weight(clone: Path, node: str) -> float:
+    import json
+
+    doc = json.loads((clone / "tree-index.json").read_text())
+    return float(next(n for n in doc["nodes"] if n["id"] == node)["weight"])
+
+
+def test_a_node_field_changed_both_ways_keeps_ours_and_records_theirs_as_a_conflict(tmp_path: Path) -> None:
+    import json
+
+    a, b = _clones(tmp_path)
+    assert mt(a, "add", "Redis pool size is 50", "--to", "bank/infra.md").returncode == 0
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "one")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", "origin", "main")
+    node = next(n["id"] for n in json.loads((b / "tree-index.json").read_text())["nodes"] if n["path"])
+    _set_weight(a, node, 2.0)
+    _set_weight(b, node, 3.0)
+    git(a, "push", "-q", "origin", "main")
+    pulled = git(b, "pull", "-q", "--no-rebase", "origin", "main", check=False)
+    assert pulled.returncode == 0 and _markers(b) == [] and _weight(b, node) == 3.0  # ours kept
+    listed = json.loads(mt(b, "conflicts", "--json").stdout)["conflicts"]
+    (found,) = [c for c in listed if c["new"]["path"] == "tree-index.json"]  # theirs recorded, listed at once
+    assert found["new"]["id"] == node and found["new"]["text"] == "weight=2.0"
+    assert mt(b, "sync").returncode == 0  # files it in conflicts.json and shares it
+    git(a, "pull", "-q", "origin", "main")
+    (filed,) = json.loads((a / "conflicts.json").read_text())["conflicts"]
+    # sync pulled by rebase, where ours is the remote's: the record names the value kept as old
+    assert filed["id"] == found["id"] and filed["old"]["text"] == f"weight={_weight(a, node)}"
+    assert mt(a, "conflicts", "resolve", found["id"], "--keep", "both").returncode == 2  # one weight a node
+    settled = mt(a, "conflicts", "resolve", found["id"], "--keep", "new")
+    assert settled.returncode == 0, settled.stderr
+    assert f"weight={_weight(a, node)}" == filed["new"]["text"] != filed["old"]["text"], settled.stdout
+    assert json.loads(mt(a, "conflicts", "--json").stdout)["conflicts"] == []
+    assert mt(a, "check").returncode == 0
+
+
+def test_check_fix_of_tree_index_markers_keeps_ours_and_files_theirs(tmp_path: Path) -> None:
+    import json
+
+    root = tmp_path / "m"
+    root.mkdir()
+    assert mt(root, "init").returncode == 0
+    assert mt(root, "add", "Redis pool size is 50", "--to", "bank/infra.md").returncode == 0
+    text = (root / "tree-index.json").read_text()
+    ours, theirs = text.replace('"weight": 1.0', '"weight": 2.0'), text.replace('"weight": 1.0', '"weight": 3.0')
+    (root / "tree-index.json").write_text(f"<<<<<<< HEAD\n{ours}=======\n{theirs}>>>>>>> b\n")
+    fixed = mt(root, "check", "--fix")
+    assert fixed.returncode == 0 and "ours kept, theirs recorded" in fixed.stdout, fixed.stdout + fixed.stderr
+    assert '"weight": 2.0' in (root / "tree-index.json").read_text()
+    (filed,) = json.loads((root / "conflicts.json").read_text())["conflicts"]
+    assert filed["new"]["text"] == "weight=3.0" and filed["old"]["text"] == "weight=2.0"

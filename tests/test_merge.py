@@ -90,6 +90,21 @@ def test_tree_index_merges_by_node_and_keywords_as_sets() -> None:
     assert merge.merge("tree-index.json", base, theirs, ours) == got
 
 
+def test_a_node_field_changed_both_ways_keeps_ours_and_records_theirs_under_one_id() -> None:
+    base = _tree(_node("a", path="bank/a.md", weight=1.0))
+    ours, theirs = _tree(_node("a", path="bank/a.md", weight=2.0)), _tree(_node("a", path="bank/a.md", weight=3.0))
+    got = merge.merge("tree-index.json", base, ours, theirs)
+    back = merge.merge("tree-index.json", base, theirs, ours)
+    assert orjson.loads(got.text)["nodes"][0]["weight"] == 2.0  # ours kept
+    assert orjson.loads(back.text)["nodes"][0]["weight"] == 3.0  # ours kept, the other way round
+    (clash,) = got.fields
+    assert (clash.node, clash.field, clash.ours, clash.theirs) == ("a", "weight", 2.0, 3.0)
+    assert [c.id for c in back.fields] == [clash.id] and got.clashes == (clash.id,)
+    # check --fix takes a file with markers apart by the same rule: the <<<<<<< block is ours
+    marked = "<<<<<<< HEAD\n" + ours + "=======\n" + theirs + ">>>>>>> b\n"
+    assert markers.repair("tree-index.json", marked).fields[0].ours == 2.0
+
+
 def test_a_resolution_wins_over_an_open_conflict() -> None:
     c1 = {"id": "c-1", "created": "2026-12-01T00:00:00", "similarity": 0.6, "new": {}, "old": {}}
     c2 = c1 | {"id": "c-2"}
@@ -152,6 +167,45 @@ def _three(draw: st.DrawFn) -> tuple[str, str, str]:
 def test_a_merge_is_symmetric(three: tuple[str, str, str], path: str) -> None:
     base, ours, theirs = three
     assert merge.merge(path, base, ours, theirs) == merge.merge(path, base, theirs, ours)
+
+
+@st.composite
+def _trees(draw: st.DrawFn) -> tuple[str, str, str]:
+    ids = ["a", "b", "c"]
+    base = {i: _node(i, path=f"bank/{i}.md", keywords=["k"]) for i in ids}
+
+    def side() -> dict[str, dict[str, object]]:
+        out = {}
+        for i, n in base.items():
+            if draw(st.integers(0, 5)) == 0:
+                continue  # deleted
+            n = dict(n)
+            if draw(st.booleans()):
+                n["weight"] = draw(st.sampled_from([0.5, 2.0, 3.0]))
+            if draw(st.integers(0, 3)) == 0:
+                n["path"] = draw(st.sampled_from([f"bank/{i}2.md", f"bank/{i}3.md"]))
+            n["keywords"] = draw(st.lists(st.sampled_from(["k", "x", "y"]), unique=True))
+            out[i] = n
+        if draw(st.booleans()):
+            out["d"] = _node("d", path="bank/d.md", weight=draw(st.sampled_from([1.0, 4.0])))
+        return out
+
+    return _tree(*base.values()), _tree(*side().values()), _tree(*side().values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_trees())
+def test_a_tree_merge_is_symmetric_up_to_which_side_is_ours(three: tuple[str, str, str]) -> None:
+    base, ours, theirs = three
+    got = merge.merge("tree-index.json", base, ours, theirs)
+    back = merge.merge("tree-index.json", base, theirs, ours)
+    assert sorted(got.clashes) == sorted(back.clashes)  # the same recorded ids, whichever side merges
+    assert {(c.id, c.ours, c.theirs) for c in got.fields} == {(c.id, c.theirs, c.ours) for c in back.fields}
+    # with each recorded field given the other side's value, the two merges are the same bytes
+    nodes = {n["id"]: n for n in orjson.loads(got.text)["nodes"]}
+    for c in got.fields:
+        nodes[c.node][c.field] = c.theirs
+    assert _tree(*[nodes[k] for k in sorted(nodes)]) == back.text
 
 
 def _words(text: str) -> set[str]:

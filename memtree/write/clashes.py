@@ -8,17 +8,34 @@ conflict (new = the marked version, old = the one it clashed with) and `conflict
 settles it — ``--keep new`` or ``old`` removes the other version of an entry (the kept one takes
 the entry's id), ``--keep both`` removes the mark. A prose clash is edited by hand, then closed
 with ``--keep both``.
+
+A node field of tree-index.json both sides changed (its path, parent or weight) has room for one
+value: the merge keeps ours and records theirs (memtree.write.merge.FieldClash). git's driver may
+write only the file it merges, so it leaves the record in this clone's ``.memtree/`` (a file no
+git operation touches); the next `memtree sync`, `check --fix` or `conflicts resolve` files it in
+conflicts.json, whence it reaches every clone, and `memtree conflicts` lists it meanwhile. It is
+an open conflict of tree-index.json: old = the value kept, new = the other; ``--keep old`` closes
+it, ``--keep new`` sets the other value (``both`` cannot: a node has one value per field).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
-from memtree.errors import MemtreeError
+import orjson
+
+from memtree.errors import MemtreeError, QueryError, TreeError
 from memtree.notes import entries, store
+from memtree.notes import tree as treemod
+from memtree.write import conflicts
 from memtree.write.conflicts import OpenConflict, Side
-from memtree.write.merge import CLASH_KEY
+from memtree.write.merge import CLASH_KEY, FieldClash
+
+PENDING_FILE = "tree-clashes.jsonl"
+"""In ``.memtree/``: node field clashes the merge driver recorded, one JSON object a line, not yet filed."""
 
 
 def _parent_id(entry_id: str) -> str | None:
@@ -87,3 +104,113 @@ def settle(root: Path, clash: OpenConflict, keep: str) -> str:
     if not store.rewrite(root, path, settled):
         return f"the clash mark is no longer in {path}; nothing changed"
     return {"both": "both versions kept", "new": "the marked version kept", "old": "the marked version removed"}[keep]
+
+
+# --- node fields of tree-index.json --------------------------------------------------------------
+
+
+def as_conflict(clash: FieldClash) -> OpenConflict:
+    """A node field clash as an open conflict of tree-index.json (old = ours, kept; new = theirs)."""
+
+    def side(value: Any) -> Side:
+        return Side(treemod.TREE_FILE, clash.node, f"{clash.field}={orjson.dumps(value).decode()}")
+
+    return OpenConflict(clash.id, "", 0.0, side(clash.theirs), side(clash.ours))
+
+
+def _field(side: Side) -> tuple[str, Any]:
+    name, _, value = side.text.partition("=")
+    return name, orjson.loads(value)
+
+
+def is_field(conflict: OpenConflict) -> bool:
+    """Whether a conflict is a node field clash of tree-index.json."""
+    return conflict.new.path == treemod.TREE_FILE and "=" in conflict.new.text
+
+
+def note_pending(root: Path, found: Iterable[FieldClash]) -> None:
+    """Leave node field clashes for memtree to file (the merge driver: it may write no other tracked file)."""
+    lines = b"".join(orjson.dumps(asdict(as_conflict(c))) + b"\n" for c in found)
+    if not lines:
+        return
+    state = root / store.STATE_DIR
+    state.mkdir(exist_ok=True)
+    with open(state / PENDING_FILE, "ab") as out:  # one small append a merge: lines stay whole
+        out.write(lines)
+
+
+def pending(root: Path) -> list[OpenConflict]:
+    """The node field clashes the merge driver left in ``.memtree/``, not yet in conflicts.json."""
+    try:
+        data = (root / store.STATE_DIR / PENDING_FILE).read_bytes()
+    except OSError:
+        return []
+    out: dict[str, OpenConflict] = {}
+    for line in data.splitlines():
+        try:
+            found = conflicts.loads(b'{"conflicts": [' + line + b"]}")
+        except MemtreeError:
+            continue  # a line a killed driver cut short
+        out.update((c.id, c) for c in found)
+    return list(out.values())
+
+
+def file(root: Path, found: Iterable[OpenConflict]) -> list[str]:
+    """Add these conflicts to conflicts.json unless open there (the caller holds the write lock); ids added."""
+    open_ = conflicts.load(root)
+    known = {c.id for c in open_}
+    fresh = [c for c in found if c.id not in known and not known.add(c.id)]  # type: ignore[func-returns-value]
+    if fresh:
+        conflicts.save(root, [*open_, *fresh])
+    return [c.id for c in fresh]
+
+
+def adopt(root: Path) -> list[str]:
+    """File the driver's pending node field clashes in conflicts.json (the caller holds the write lock)."""
+    waiting = pending(root)
+    if not waiting:
+        return []
+    added = file(root, waiting)
+    (root / store.STATE_DIR / PENDING_FILE).unlink(missing_ok=True)
+    return added
+
+
+def settle_field(root: Path, clash: OpenConflict, keep: str) -> str:
+    """Settle a node field clash (the caller holds the write lock, the clash is filed): what was done."""
+    name, value = _field(clash.new)
+    node_id = clash.new.id
+    if keep == "both":
+        raise QueryError(f"{clash.id}: node '{node_id}' has one {name}: --keep old (the one it has) or new ({value!r})")
+    if keep == "new":
+
+        def change(tree: treemod.Tree) -> treemod.Tree | None:
+            node = tree.by_id.get(node_id)
+            if node is None:
+                raise MemtreeError(f"{clash.id}: node '{node_id}' is no longer in {treemod.TREE_FILE}; --keep old")
+            if getattr(node, name) == value:
+                return None
+            nodes = {n.id: n for n in tree.nodes}
+            if name == "parent":
+                if node.parent in nodes:
+                    old = nodes[node.parent]
+                    nodes[old.id] = replace(old, children=tuple(c for c in old.children if c != node_id))
+                if value is not None:
+                    if value not in nodes:
+                        raise MemtreeError(f"{clash.id}: parent '{value}' is no longer in {treemod.TREE_FILE}")
+                    new = nodes[value]
+                    nodes[value] = replace(new, children=tuple(sorted({*new.children, node_id})))
+            fields: dict[str, Any] = {name: float(value) if name == "weight" else value}
+            nodes[node_id] = replace(nodes[node_id], **fields)
+            try:
+                return treemod.validate([nodes[k] for k in sorted(nodes)])
+            except TreeError as exc:
+                raise MemtreeError(
+                    f"{clash.id}: {name}={value!r} would break the tree ({exc}); nothing changed"
+                ) from None
+
+        treemod.update(root, change)
+    conflicts.save(root, [c for c in conflicts.load(root) if c.id != clash.id])
+    node = treemod.load(root, check_files=False).by_id.get(node_id)
+    if node is None:
+        return f"node '{node_id}' is no longer in {treemod.TREE_FILE}; nothing changed"
+    return f"node '{node_id}' keeps {name}={orjson.dumps(getattr(node, name)).decode()}"

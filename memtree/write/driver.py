@@ -4,11 +4,14 @@ git hands over three temp files — the ancestor (%O), ours (%A) and theirs (%B)
 (%P); the driver writes the result into %A and exits 0 when it merged. memtree merges by the
 file's kind (memory.write.merge) and writes no conflict marker: a clash both sides made is kept
 both ways and marked for `memtree conflicts`. A side that already holds conflict blocks (a merge
-made without the driver, committed) is taken apart first (memtree.write.markers).
+made without the driver, committed) is taken apart first (memtree.write.markers). A node field of
+tree-index.json both sides changed keeps ours; theirs is left in the clone's ``.memtree/`` for
+memtree to file in conflicts.json (memtree.write.clashes: the driver may write only ``%A``).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from memtree.notes import store
@@ -39,13 +42,19 @@ def run(base: Path, ours: Path, theirs: Path, path: str) -> tuple[merge.Merged, 
         except ValueError:
             merged, clean = merge.merge_lines(b, o, t), False
     store.atomic_write(ours, merged.text.encode("utf-8"))
+    if merged.fields:
+        from memtree.write import clashes
+
+        try:  # git runs the driver at the top of the work tree, and %P is relative to it
+            clashes.note_pending(Path(path).parent, merged.fields)
+        except OSError as exc:
+            ids = ", ".join(c.id for c in merged.fields)
+            print(f"memtree merge-driver: {path}: ours kept, theirs not recorded ({ids}: {exc})", file=sys.stderr)
     return merged, clean
 
 
 def main(argv: list[str]) -> int:
     """``merge-driver %O %A %B [%P]`` without the CLI's imports (git starts one per merged file): exit code."""
-    import sys
-
     base, ours, theirs, *rest = argv
     path = rest[0] if rest else ours
     try:
@@ -53,8 +62,11 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         sys.stderr.write(f"memtree merge-driver: {path}: cannot write the merge ({exc.strerror or exc})\n")
         return 1
+    fields = {c.id: c for c in merged.fields}
     for cid in merged.clashes:
-        sys.stderr.write(f"memtree merge-driver: {path}: changed both ways, both kept ({cid}: memtree conflicts)\n")
+        c = fields.get(cid)
+        said = f"node '{c.node}' {c.field}: ours kept, theirs recorded" if c else "changed both ways, both kept"
+        sys.stderr.write(f"memtree merge-driver: {path}: {said} ({cid}: memtree conflicts)\n")
     if not clean:
         sys.stderr.write(f"memtree merge-driver: {path}: a side is not readable memory; merged by lines, check it\n")
         return 1

@@ -132,7 +132,11 @@ def fix(root: Path) -> list[str]:
     """Repair every tracked file holding conflict blocks (caller holds the write lock); what was done.
 
     A file whose sides cannot be read (a JSON side that is not JSON) is left as it is and named.
+    A node field of tree-index.json both blocks changed keeps ours (the ``<<<<<<<`` block) and
+    files theirs in conflicts.json, as the driver's merge does (memtree.write.clashes).
     """
+    from memtree.write import clashes
+
     done = []
     for m in find(root):
         path = m.path
@@ -149,7 +153,14 @@ def fix(root: Path) -> list[str]:
         except ValueError as exc:
             done.append(f"left {path} as it is: its sides cannot be read ({exc}); edit it by hand")
             continue
-        clashes = len(merged[0].clashes) if merged else 0
-        more = f", {clashes} clash(es) kept both ways (memtree conflicts)" if clashes else ""
+        fields = merged[0].fields if merged else ()
+        clashes.file(root, [clashes.as_conflict(c) for c in fields])
+        kept = len(merged[0].clashes) - len(fields) if merged else 0
+        more = f", {kept} clash(es) kept both ways (memtree conflicts)" if kept else ""
+        more += (
+            f", {len(fields)} node field(s) changed both ways: ours kept, theirs recorded (memtree conflicts)"
+            if fields
+            else ""
+        )
         done.append(f"merged the conflict blocks of {path} by memtree's rules{more}")
     return done

@@ -8,7 +8,9 @@ value; nothing here touches disk, clock or git. Each kind is merged on its own s
   on one side and untouched on the other deleted, edited both ways kept both with a clash mark);
   prose without ids by lines, where both sides rewrote the same lines both blocks are kept and
   the later one carries a clash mark — never conflict markers;
-- ``tree-index.json``: by node id, keywords and children as sets, a field changed on one side taken;
+- ``tree-index.json``: by node id, keywords and children as sets, a field changed on one side
+  taken; a field both sides changed keeps ours and records theirs (:class:`FieldClash`), which
+  memtree files in conflicts.json (memtree.write.clashes) for `conflicts resolve`;
 - ``conflicts.json``: by conflict id, a resolution (the record removed) winning over an open record;
 - ``recall/``: the union of the excerpt lines, in an order no clone's counts decide.
 
@@ -16,8 +18,10 @@ A clash mark is ``clash=c-…`` in the memtree comment of the later kept version
 conflicts` lists it (memtree.write.clashes) and `conflicts resolve` settles it. The mark rides in
 the merged note itself, so the record reaches every clone with the merge and needs no second file.
 
-Determinism: wherever both sides changed the same place, the two versions are ordered by their
-text, not by which side is ours, so A merging B gives the bytes B merging A gives.
+Determinism: wherever both sides changed the same place in a note, log or recall/, the two
+versions are ordered by their text, not by which side is ours, so A merging B gives the bytes B
+merging A gives. A node field of tree-index.json has room for one value, so there ours is kept:
+the merge is symmetric up to which side is ours, and the recorded clash has one id either way.
 
 Why one module over 300 lines: the five kinds share the line merge and the clash rules.
 """
@@ -44,11 +48,27 @@ _FROM = re.compile(r"from=(?P<path>[^;:>]*):(?P<a>\d+)-(?P<b>\d+)")
 
 
 @dataclass(frozen=True)
+class FieldClash:
+    """A tree-index.json node field both sides changed differently: ours kept, theirs recorded.
+
+    The id is made of the node, the field and both values in sorted order, so whichever clone
+    merges records the same id (and conflicts.json, merged by id, keeps it once).
+    """
+
+    id: str
+    node: str
+    field: str
+    ours: Any
+    theirs: Any
+
+
+@dataclass(frozen=True)
 class Merged:
-    """A merge's text and the clash ids it marked (empty when both sides' changes fit together)."""
+    """A merge's text, the clash ids it marked or recorded, and the node fields it recorded."""
 
     text: str
     clashes: tuple[str, ...] = ()
+    fields: tuple[FieldClash, ...] = ()
 
 
 # --- the line merge ---------------------------------------------------------------------------
@@ -296,12 +316,12 @@ def _set_field(o: Sequence[str], a: Sequence[str], b: Sequence[str]) -> list[str
 
 
 def _scalar(o: Any, a: Any, b: Any) -> tuple[Any, bool]:
-    """A field changed on one side taken; changed both ways, the lesser (by JSON) kept and flagged."""
+    """A field changed on one side taken; changed both ways, ours (``a``) kept and flagged."""
     if a == b or b == o:
         return a, False
     if a == o:
         return b, False
-    return min((a, b), key=lambda v: orjson.dumps(v)), True
+    return a, True
 
 
 def merge_tree(base: str, ours: str, theirs: str) -> Merged:
@@ -310,7 +330,7 @@ def merge_tree(base: str, ours: str, theirs: str) -> Merged:
     nodes = [{n["id"]: n for n in d.get("nodes", []) if isinstance(n, dict) and "id" in n} for d in docs]
     bn, on, tn = nodes
     out: dict[str, dict[str, Any]] = {}
-    clashes: list[str] = []
+    clashes: list[FieldClash] = []
     for nid in sorted(set(on) | set(tn)):
         o, a, b = bn.get(nid), on.get(nid), tn.get(nid)
         if a is None or b is None:
@@ -334,7 +354,7 @@ def merge_tree(base: str, ours: str, theirs: str) -> Merged:
                 node[key], clashed = _scalar(o.get(key), a.get(key), b.get(key))
                 if clashed:
                     sides = sorted(orjson.dumps(v).decode() for v in (a.get(key), b.get(key)))
-                    clashes.append(_clash_id([nid, key, *sides]))
+                    clashes.append(FieldClash(_clash_id([nid, key, *sides]), nid, key, a.get(key), b.get(key)))
         out[nid] = node
     for node in out.values():  # a parent deleted on one side while the other side added under it
         if node.get("parent") is not None and node["parent"] not in out:
@@ -348,7 +368,8 @@ def merge_tree(base: str, ours: str, theirs: str) -> Merged:
             out[parent]["children"] = sorted([*out[parent].get("children", []), nid])
     version = _scalar(docs[0].get("version"), docs[1].get("version"), docs[2].get("version"))[0]
     doc = {"version": version, "nodes": [out[k] for k in sorted(out)]}
-    return Merged(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n", tuple(clashes))
+    text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
+    return Merged(text, tuple(c.id for c in clashes), tuple(clashes))
 
 
 # --- conflicts.json -----------------------------------------------------------------------------

@@ -188,6 +188,7 @@ def conflicts(state: RootState) -> list[OpenConflict]:
 
     found = {c.id: c for c in store_.load(state.root)}
     found.update((c.id, c) for c in clashes.find(state.root) if c.id not in found)
+    found.update((c.id, c) for c in clashes.pending(state.root) if c.id not in found)
     return sorted(found.values(), key=lambda c: (c.created, c.id))
 
 
@@ -214,12 +215,17 @@ def resolve_conflict(
     from memtree.write import conflicts as store_
 
     clash = next((c for c in clashes.find(state.root) if c.id == conflict_id), None)
-    with recording(state, "conflicts resolve", now, summary=f"{conflict_id} --keep {keep}"):
-        if clash is not None and keep in store_.KEEP:
-            with store.write_lock(state.root):
-                settled = clash, clashes.settle(state.root, clash, keep)
+    summary = f"{conflict_id} --keep {keep}"
+    with recording(state, "conflicts resolve", now, summary=summary), store.write_lock(state.root):
+        clashes.adopt(state.root)  # a node field clash the merge driver left is filed first
+        field = next((c for c in store_.load(state.root) if c.id == conflict_id and clashes.is_field(c)), None)
+        if field is not None and keep in store_.KEEP:
+            settled = field, clashes.settle_field(state.root, field, keep)
+        elif clash is not None and keep in store_.KEEP:
+            settled = clash, clashes.settle(state.root, clash, keep)
         else:
             settled = store_.resolve(state.root, conflict_id, keep)
+    state.forget_tree()
     state.refresh()
     return settled
 
@@ -280,15 +286,27 @@ def redact_journal(state: RootState) -> int:
 
 
 def fix_markers(state: RootState, now: datetime | None = None) -> list[str]:
-    """Merge the git conflict blocks left in tracked files by the merge driver's rules; what was done."""
+    """Merge the git conflict blocks left in tracked files by the merge driver's rules, and file the
+    node field clashes the driver left; what was done."""
     from memtree.write import markers
 
-    if not markers.find(state.root):
+    done = []
+    if markers.find(state.root):
+        with store.write_lock(state.root), recording(state, "check", now, summary="merged git conflict blocks"):
+            done += markers.fix(state.root)
+        state.forget_tree()
+    filed = file_field_clashes(state, now)
+    return [*done, *(f"filed {cid} in conflicts.json: a node field a git merge changed both ways" for cid in filed)]
+
+
+def file_field_clashes(state: RootState, now: datetime | None = None) -> list[str]:
+    """File in conflicts.json the node field clashes git's merge driver left in ``.memtree/``; their ids."""
+    from memtree.write import clashes
+
+    if not clashes.pending(state.root):
         return []
-    with store.write_lock(state.root), recording(state, "check", now, summary="merged git conflict blocks"):
-        done = markers.fix(state.root)
-    state.forget_tree()
-    return done
+    with store.write_lock(state.root), recording(state, "merge", now, summary="filed node field clashes"):
+        return clashes.adopt(state.root)
 
 
 def sweep(state: RootState) -> list[str]:
