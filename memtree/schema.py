@@ -66,8 +66,8 @@ KEYS: dict[str, frozenset[str]] = {
         "search --batch (bad line)": "id line error hits",
         "context": "markdown sources tokens budget left_out_count",
         "get": "path node keywords text",
-        "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count max_bytes banks "
-        "archive_candidate_count consolidation recall semantic warnings",
+        "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count clash_count "
+        "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic warnings",
         "add": "decision node path similarity how redacted dry_run new_nodes entry_id merged_id strategy existing "
         "conflict_id other",
         "log": "path line text redacted",
@@ -649,6 +649,8 @@ def status(st: Status, max_bytes: int) -> Json:
         "dangling_nodes": [{"id": i, "path": p} for i, p in st.dangling],
         "watcher": watcher,
         "open_conflict_count": st.open_conflicts,
+        "clash_count": st.clashes,
+        "marker_file_count": st.marker_files,
         "max_bytes": max_bytes,
         "banks": [bank(b) for b in st.banks],
         "archive_candidate_count": st.archive_candidates,

@@ -307,3 +307,22 @@ def test_check_fix_of_tree_index_markers_keeps_ours_and_files_theirs(tmp_path: P
     assert '"weight": 2.0' in (root / "tree-index.json").read_text()
     (filed,) = json.loads((root / "conflicts.json").read_text())["conflicts"]
     assert filed["new"]["text"] == "weight=3.0" and filed["old"]["text"] == "weight=2.0"
+
+
+def test_status_counts_clash_marks_and_marker_files_beside_open_conflicts(tmp_path: Path) -> None:
+    import json
+
+    root = tmp_path / "m"
+    root.mkdir()
+    assert mt(root, "init").returncode == 0
+    before = json.loads(mt(root, "status", "--json").stdout)
+    assert (before["open_conflict_count"], before["clash_count"], before["marker_file_count"]) == (0, 0, 0)
+    base = "# Redis\n\n- pool 10 <!-- memtree: id=e-1 -->\n"
+    ours, theirs = base.replace("10", "80"), base.replace("10", "20")
+    (root / "bank").mkdir(exist_ok=True)
+    (root / "bank/redis.md").write_text(merge.merge("bank/redis.md", base, ours, theirs).text)
+    (root / "bank/pg.md").write_text("# PG\n\n<<<<<<< HEAD\n- max 200\n=======\n- max 100\n>>>>>>> b\n")
+    doc = json.loads(mt(root, "status", "--json").stdout)
+    assert (doc["open_conflict_count"], doc["clash_count"], doc["marker_file_count"]) == (0, 1, 1)
+    said = mt(root, "status").stdout
+    assert "1 edit(s) a git merge kept both ways" in said and "1 file(s) hold git conflict markers" in said

@@ -226,6 +226,12 @@ def print_status(st: Status, max_bytes: int) -> None:
         )
     if st.open_conflicts:
         out.print(printable(f"[bold yellow]{st.open_conflicts} open conflict(s)[/]: see `memtree conflicts`"))
+    if st.clashes:
+        said = f"{st.clashes} edit(s) a git merge kept both ways"
+        out.print(printable(f"[bold yellow]{said}[/] (clash marks in notes): see `memtree conflicts`"))
+    if st.marker_files:
+        said = f"{st.marker_files} file(s) hold git conflict markers"
+        out.print(printable(f"[bold red]{said}[/], never memory: `memtree check --fix` merges them"))
     if st.archive_candidates:
         out.print(
             printable(

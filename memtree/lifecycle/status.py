@@ -36,6 +36,8 @@ class Status:
     dangling: tuple[tuple[str, str], ...] = ()  # (node id, path) of nodes whose file is gone
     watcher: dict[str, Any] | None = None  # the last heartbeat of `memtree watch`, with "alive"
     open_conflicts: int = 0
+    clashes: int = 0  # edits a git merge kept both ways in notes (``clash=`` marks; `memtree conflicts` lists them)
+    marker_files: int = 0  # tracked files holding git conflict markers (`memtree check --fix` merges them)
     archive_candidates: int = 0  # entries `memtree decay --archive` would move today
     consolidation: dict[str, Any] | None = None  # the last `memtree consolidate`: times, counts, error
     banks: tuple[Any, ...] = ()  # memtree.lifecycle.banks.Bank per top-level folder of bank/
@@ -46,7 +48,7 @@ class Status:
 def collect(root: Path, index: Index, settings: Settings, now: float) -> Status:
     """Gather the status of ``root`` as of ``now`` (epoch s; reads only)."""
     from memtree.notes.heartbeat import heartbeat
-    from memtree.write import conflicts
+    from memtree.write import clashes, conflicts, markers
 
     disk, warnings = store.walk(root)
     known = index.files
@@ -83,4 +85,6 @@ def collect(root: Path, index: Index, settings: Settings, now: float) -> Status:
         dangling,
         heartbeat(root, now),
         len(conflicts.load(root)),
+        clashes=len(clashes.find(root)),
+        marker_files=len(markers.find(root)),
     )
