@@ -270,9 +270,10 @@ class MemTree:
             return done
 
     def fix_markers(self, now: datetime | None = None) -> list[str]:
-        """Merge git conflict blocks left in tracked files by the merge driver's rules; what was done."""
+        """Merge git conflict blocks left in tracked files by the merge driver's rules, rebuild an unreadable
+        conflicts.json (its bytes kept beside it) and file the node field clashes a merge left; what was done."""
         with self.state.lock:
-            return write.fix_markers(self.state, now)
+            return write.fix_markers(self.state, now or clock())
 
     def sweep(self) -> list[str]:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""

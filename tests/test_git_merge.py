@@ -150,6 +150,29 @@ def test_check_reports_an_unreadable_conflicts_file(tmp_path: Path) -> None:
     assert checked.returncode == 1 and "conflicts.json" in checked.stdout
 
 
+def test_check_fix_rebuilds_a_cut_conflicts_file_from_its_whole_records_and_keeps_every_byte(tmp_path: Path) -> None:
+    import json
+
+    from memtree.write import conflicts
+
+    root = tmp_path / "m"
+    root.mkdir()
+    assert mt(root, "init").returncode == 0
+    side = lambda n: conflicts.Side("bank/a.md", f"e-{n}", f"fact {{n}} is {n}")  # noqa: E731
+    made = [conflicts.OpenConflict(f"c-{n}", f"2026-12-0{n}T00:00:00", 0.6, side(n), side(n + 5)) for n in (1, 2, 3)]
+    whole = conflicts.dumps(made)
+    cut = whole[: whole.rindex(b'"old"')]  # a write cut short inside the last record
+    (root / "conflicts.json").write_bytes(cut)
+    checked = mt(root, "check")
+    assert checked.returncode == 1 and "conflicts.json" in checked.stdout and "--fix" in checked.stdout
+    fixed = mt(root, "check", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    (kept,) = root.glob("conflicts.json.bad-*")
+    assert kept.read_bytes() == cut and kept.name in fixed.stdout and "2 complete record(s)" in fixed.stdout
+    listed = json.loads(mt(root, "conflicts", "--json").stdout)["conflicts"]
+    assert [c["id"] for c in listed] == ["c-1", "c-2"] and listed[1]["new"]["text"] == "fact {n} is 2"
+
+
 def test_init_outside_a_repository_writes_the_attributes_only(tmp_path: Path) -> None:
     done = mt(tmp_path, "init", "mem")
     assert done.returncode == 0 and ".gitattributes" in done.stdout

@@ -219,7 +219,8 @@ def check(
         typer.Option(
             "--fix",
             help=(
-                "Merge conflict markers, settle interrupted splits, split oversized notes, remove leftover temp "
+                "Merge conflict markers, rebuild an unreadable conflicts.json (its bytes kept beside it), settle "
+                "interrupted splits, split oversized notes, remove leftover temp "
                 "files, cut parent cycles, redact secrets the change journal keeps, re-index, drop empty "
                 "categories; check again."
             ),

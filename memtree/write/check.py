@@ -85,7 +85,7 @@ def _merge_problems(root: Path, wanted: set[str] | None) -> list[Problem]:
         try:
             conflicts.load(root)
         except MemtreeError as exc:
-            out.append(Problem("conflicts", conflicts.CONFLICTS_FILE, f"{exc}"))
+            out.append(Problem("conflicts", conflicts.CONFLICTS_FILE, f"{exc}", True))
     return out
 
 

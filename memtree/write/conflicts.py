@@ -358,3 +358,63 @@ def _age(u: _Unit) -> tuple[bool, float, int]:
 
 def _when(u: _Unit) -> str:
     return UNDATED if u.stamp is None else _iso(u.stamp)
+
+
+# --- repair -------------------------------------------------------------------------------------
+
+
+def salvage(data: bytes) -> list[OpenConflict]:
+    """The complete, well-formed conflict records in a conflicts.json text that is not JSON (cut short, say).
+
+    Every ``{`` is tried as the start of a record, in order; a record read whole is kept and
+    reading goes on after it, so a file cut in its last record gives all the others back.
+    """
+    import json
+
+    text = data.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    found: dict[str, OpenConflict] = {}
+    at = text.find("{", 1)  # the first "{" opens the document, which did not read whole
+    while at != -1:
+        try:
+            raw, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        try:
+            record = loads(orjson.dumps({"conflicts": [raw]}))
+        except (MemtreeError, TypeError):
+            at = text.find("{", at + 1)  # a side of a record, not one: look inside it no further than its start
+            continue
+        found.setdefault(record[0].id, record[0])
+        at = text.find("{", end)
+    return list(found.values())
+
+
+def repair(root: Path, now: datetime) -> str | None:
+    """Rebuild a conflicts.json memtree cannot read from the records it still holds (the caller holds
+    the write lock); what was done in one line, or None when it reads (or is absent).
+
+    Its bytes are first kept beside it, ``conflicts.json.bad-<time>``, so not one is lost; the
+    file is then written again with every complete record found in it (:func:`salvage`).
+    """
+    snap = store.read(root, CONFLICTS_FILE)
+    if snap.data is None:
+        return None
+    try:
+        loads(snap.data)
+        return None
+    except MemtreeError:
+        pass
+    kept = store.inside(root, f"{CONFLICTS_FILE}.bad-{now:%Y%m%dT%H%M%S}")
+    n = 1
+    while kept.exists():
+        n += 1
+        kept = store.inside(root, f"{CONFLICTS_FILE}.bad-{now:%Y%m%dT%H%M%S}-{n}")
+    store.atomic_write(kept, snap.data)
+    found = salvage(snap.data)
+    store.save(root, snap, dumps(found))  # ChangedOnDisk when a person edits it meanwhile: nothing written
+    return (
+        f"{CONFLICTS_FILE} could not be read: kept its {len(snap.data):,} bytes as {kept.name}, "
+        f"rebuilt it with the {len(found)} complete record(s) found in it"
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memtree.errors import ChangedOnDisk, QueryError
+from memtree.errors import ChangedOnDisk, MemtreeError, QueryError
 from memtree.notes import store
 from memtree.notes import tree as treemod
 from memtree.text import terms as text
@@ -285,9 +285,11 @@ def redact_journal(state: RootState) -> int:
         return changes.redact_kept(state.root, lambda text: sanitizer.sanitize(text).text)
 
 
-def fix_markers(state: RootState, now: datetime | None = None) -> list[str]:
-    """Merge the git conflict blocks left in tracked files by the merge driver's rules, and file the
+def fix_markers(state: RootState, now: datetime) -> list[str]:
+    """Merge the git conflict blocks left in tracked files by the merge driver's rules, rebuild an
+    unreadable conflicts.json from its complete records (its bytes kept beside it), and file the
     node field clashes the driver left; what was done."""
+    from memtree.write import conflicts as store_
     from memtree.write import markers
 
     done = []
@@ -295,7 +297,17 @@ def fix_markers(state: RootState, now: datetime | None = None) -> list[str]:
         with store.write_lock(state.root), recording(state, "check", now, summary="merged git conflict blocks"):
             done += markers.fix(state.root)
         state.forget_tree()
-    filed = file_field_clashes(state, now)
+    try:
+        store_.load(state.root)
+    except MemtreeError:
+        if not markers.find(state.root, [store_.CONFLICTS_FILE]):  # blocks left as they are stay for a person
+            with store.write_lock(state.root), recording(state, "check", now, summary="rebuilt conflicts.json"):
+                repaired = store_.repair(state.root, now)
+            done += [repaired] if repaired else []
+    try:
+        filed = file_field_clashes(state, now)
+    except MemtreeError as exc:
+        return [*done, f"left the node field clashes a git merge recorded unfiled: {exc}"]
     return [*done, *(f"filed {cid} in conflicts.json: a node field a git merge changed both ways" for cid in filed)]
 
 
