@@ -349,3 +349,28 @@ def test_status_counts_clash_marks_and_marker_files_beside_open_conflicts(tmp_pa
     assert (doc["open_conflict_count"], doc["clash_count"], doc["marker_file_count"]) == (0, 1, 1)
     said = mt(root, "status").stdout
     assert "1 edit(s) a git merge kept both ways" in said and "1 file(s) hold git conflict markers" in said
+
+
+def test_after_a_pull_history_shows_what_git_brought_and_undo_refuses_it_in_one_line(tmp_path: Path) -> None:
+    import json
+
+    a, b = _clones(tmp_path)
+    assert mt(b, "add", "Redis pool size is 50", "--to", "bank/infra.md").returncode == 0
+    git(b, "add", "-A")
+    git(b, "commit", "-qm", "b adds redis")
+    assert mt(a, "add", "Postgres max is 200", "--to", "bank/infra.md").returncode == 0
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "a adds postgres")
+    git(a, "push", "-q", "origin", "main")
+    assert git(b, "pull", "-q", "--no-rebase", "origin", "main", check=False).returncode == 0
+    found = mt(b, "search", "Postgres max")  # the index caught up without a manual `memtree index`
+    assert found.returncode == 0 and "bank/infra.md" in found.stdout
+    history = json.loads(mt(b, "history", "--json").stdout)
+    assert "a adds postgres" in [c["subject"] for c in history["commits"]]  # arrived by git: shown
+    assert [c["summary"] for c in history["changes"]] == ["Redis pool size is 50"]  # b's own write, journaled
+    before = (b / "bank/infra.md").read_bytes()
+    undone = mt(b, "undo")
+    assert undone.returncode == 2 and undone.stdout == ""
+    (line,) = undone.stderr.strip().splitlines()
+    assert "bank/infra.md changed since" in line and "git" in line and "nothing was written" in line
+    assert (b / "bank/infra.md").read_bytes() == before

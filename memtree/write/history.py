@@ -216,7 +216,7 @@ def _stale(change: Change, path: str, gone: bool) -> StaleUndo:
     how = "is gone" if gone else "changed"
     return StaleUndo(
         f"cannot undo {change.id} ({change.command}, {change.time}): {path} {how} since that write "
-        "(by hand or by another program); nothing was written"
+        "(by hand, by another program or by git); nothing was written"
     )
 
 
