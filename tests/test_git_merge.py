@@ -302,6 +302,7 @@ def test_a_node_field_changed_both_ways_keeps_ours_and_records_theirs_as_a_confl
     listed = json.loads(mt(b, "conflicts", "--json").stdout)["conflicts"]
     (found,) = [c for c in listed if c["new"]["path"] == "tree-index.json"]  # theirs recorded, listed at once
     assert found["new"]["id"] == node and found["new"]["text"] == "weight=2.0"
+    assert json.loads(mt(b, "status", "--json").stdout)["open_conflict_count"] == 1
     assert mt(b, "sync").returncode == 0  # files it in conflicts.json and shares it
     git(a, "pull", "-q", "origin", "main")
     (filed,) = json.loads((a / "conflicts.json").read_text())["conflicts"]

@@ -84,7 +84,7 @@ def collect(root: Path, index: Index, settings: Settings, now: float) -> Status:
         (*settings.warnings, *warnings),
         dangling,
         heartbeat(root, now),
-        len(conflicts.load(root)),
+        len({c.id for c in [*conflicts.load(root), *clashes.pending(root)]}),  # as `memtree conflicts` lists them
         clashes=len(clashes.find(root)),
         marker_files=len(markers.find(root)),
     )
