@@ -12,6 +12,12 @@ from typing import Any
 
 import pytest
 from helpers import REPO, write_root
+from hypothesis import HealthCheck, settings
+
+# Why: CI and the people running the suite share a loaded 2-core machine; a property holds or fails
+# whatever the time an example takes, so neither a slow example nor slow data generation fails it.
+settings.register_profile("memtree", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memtree")
 
 SAMPLE_PARTS = ("bank", "memory", "recall", "tree-index.json")
 

@@ -35,7 +35,9 @@ meta = st.fixed_dictionaries(
 entry = st.tuples(st.sampled_from(["bank/a.md", "bank/b/c.md", "bank/b/d.md"]), st.booleans(), content, meta)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(st.lists(entry, min_size=1, max_size=12))
 def test_export_import_into_an_empty_root_export_is_identical(
     tmp_path_factory: pytest.TempPathFactory, raw: list
@@ -192,7 +194,9 @@ def _source_root(root: Path, files: dict[str, str], with_conflict: bool) -> None
         (root / "conflicts.json").write_bytes(conflicts.dumps([found]))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(tracked, st.booleans())
 def test_export_then_import_into_an_empty_root_restores_every_tracked_file_byte_for_byte(
     tmp_path_factory: pytest.TempPathFactory, files: dict[str, str], with_conflict: bool

@@ -220,3 +220,16 @@ def _has_numpy() -> bool:
     except ImportError:
         return False
     return True
+
+
+@pytest.mark.parametrize("particle", ["보다", "에서", "까지", "부터", "처럼", "에게", "마다"])
+def test_a_single_syllable_matches_itself_plus_a_longer_particle(particle: str) -> None:
+    assert match("탭", "탭" + particle) is Match.PREFIX
+    vocabulary = sorted(["탭" + particle, "탭색", "회의"])
+    at = vocabulary.index("탭" + particle)
+    assert SortedTerms(vocabulary).related("탭") == [(at, at + 1, Match.PREFIX)]
+
+
+@pytest.mark.parametrize("word", ["페이지", "보이다", "죽이고", "하였다", "말하고", "자라고"])
+def test_a_single_syllable_does_not_match_a_word_that_ends_like_a_copula_or_a_verb(word: str) -> None:
+    assert match(word[0], word) is Match.NONE

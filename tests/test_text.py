@@ -141,3 +141,36 @@ def test_what_someone_did_is_found_in_the_past_tense(make_root: Callable[..., Pa
     mt = MemTree(root, refresh_interval=0)
     assert "red bicycle" in mt.search("What did Elise buy?", k=1).hits[0].text
     assert "Lisbon" in mt.search("Where does Elise go on holiday?", k=1).hits[0].text
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("alpha0x0", ["alpha0x0"]),
+        ("GPT4 and gpt-4", ["gpt4", "gpt", "4"]),
+        ("commit 3f9a2c", ["commit", "3f9a2c"]),
+        ("v1.2.3", ["v1.2.3"]),
+        ("500ms, 3rd, 10km", ["500", "ms", "3", "rd", "10", "km"]),  # a quantity and its unit: two words
+        ("x86에서 빌드", ["x86", "빌드"]),
+    ],
+)
+def test_a_run_mixing_letters_and_digits_is_one_word(written: str, expected: list[str]) -> None:
+    assert text.terms(written) == expected
+
+
+def test_a_query_word_does_not_match_inside_a_mixed_run(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/ids.md": "# Ids\n\n- The build id is alpha0x0\n- The x axis shows latency\n"})
+    mt = MemTree(root, refresh_interval=0)
+    found = [h.text for h in mt.search("x", k=5).hits]
+    assert found and all("alpha0x0" not in t for t in found)
+    assert "alpha0x0" in mt.search("alpha0x0", k=1).hits[0].text
+
+
+def test_a_one_syllable_noun_with_a_longer_particle_is_found(make_root: Callable[..., Path]) -> None:
+    root = make_root(
+        {"bank/ui.md": "# UI\n\n- 키보드 단축키가 탭보다 빠르다\n- 회의는 매주 월요일\n- 회사 주차장은 지하 2층\n"}
+    )
+    mt = MemTree(root, refresh_interval=0)
+    hits = mt.search("탭", k=5).hits
+    assert hits and "탭보다" in hits[0].text
+    assert not mt.search("회", k=5).hits  # one syllable: itself and its particles, never 회의 or 회사

@@ -56,7 +56,7 @@ def trees(draw: st.DrawFn) -> tree.Tree:
     return tree.validate(draw(st.permutations(nodes)))
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(trees())
 def test_dumps_loads_dumps_round_trip(t: tree.Tree) -> None:
     data = tree.dumps(t)
@@ -65,7 +65,7 @@ def test_dumps_loads_dumps_round_trip(t: tree.Tree) -> None:
     assert tree.dumps(back) == data
 
 
-@settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(trees(), st.randoms())
 def test_dumps_is_independent_of_node_and_children_order(t: tree.Tree, rnd: Any) -> None:
     shuffled = list(t.nodes)

@@ -41,7 +41,7 @@ from memtree.text.match import (
     verb_stem,
 )
 
-FORMS_VERSION = 1
+FORMS_VERSION = 2
 """Changes whenever the forms or their weights change: a collection built with others is rebuilt."""
 PREFIX_MARK = "<"
 INFIX_MARK = "~"

@@ -5,7 +5,8 @@ Every piece of text memtree compares — chunk bodies, queries, tree keywords �
 
 * Unicode NFC (macOS writes Hangul as NFD) and casefold;
 * runs of one script are split apart (``Notion에`` → ``notion`` + ``에``), and a Korean particle
-  glued to a Latin word or a number is dropped;
+  glued to a Latin word or a number is dropped; a run mixing Latin letters and digits (``alpha0x0``,
+  ``gpt4``) stays one word, but a number followed by letters (``500ms``) is a number and a word;
 * a Korean word loses its particles and common verbal endings (``가치관이`` → ``가치관``,
   ``지명수배되었다`` → ``지명수배``), but only when at least two syllables remain, so that
   ``회의`` stays ``회의`` and never collapses onto ``회``;
@@ -26,11 +27,16 @@ from operator import itemgetter
 from memtree.text.irregular import IRREGULAR
 from memtree.text.match import MIN_STEM, is_cjk, is_hangul
 
-TOKENIZER_VERSION = 3
+TOKENIZER_VERSION = 4
 """Bump when terms() changes: persisted indexes and caches made by another version are rebuilt."""
 _HANGUL = "\uac00-\ud7a3\u3130-\u318f"
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
-_WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|[^\W\d_{_HANGUL}{_HAN}]+(?:['’][^\W\d_{_HANGUL}{_HAN}]+)?|\d+(?:[.,]\d+)*")
+_LETTER = rf"[^\W\d_{_HANGUL}{_HAN}]"
+# Why a run mixing letters and digits is one word (``alpha0x0``, ``gpt4``, ``3f9a2c``, ``v1.2``): split, its
+# pieces (``x``, ``f``, ``0``) would match queries that name nothing in it. A number then letters alone
+# (``500ms``, ``3rd``, ``1990s``) stays a number and a word: a quantity and its unit.
+_MIXED = rf"(?:{_LETTER}+\d|\d+{_LETTER}+\d)(?:{_LETTER}|\d|[.,]\d)*"
+_WORD = re.compile(rf"[{_HANGUL}]+|[{_HAN}]+|{_MIXED}|{_LETTER}+(?:['’]{_LETTER}+)?|\d+(?:[.,]\d+)*")
 _term_cache: dict[str, str] = {}
 _TERM_CACHE_MAX = 1_000_000
 
