@@ -279,6 +279,23 @@ def get(
 
 @app.command()
 @_errors
+def links(
+    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md; .md optional).")],
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """List a note's links: those it holds ([[note]], [[note#entry]], relation lines) and those leading to it."""
+    found = _open(root).links(ref)
+    if json:
+        _dump(schema.note_links(found))
+        return
+    from memtree.cli.render import print_links
+
+    print_links(found)
+
+
+@app.command()
+@_errors
 def status(root: RootOption = None, json: JsonOption = False) -> None:
     """Tiers and banks, oversized notes, index, watcher, conflicts, archive candidates, recall/, consolidation."""
     mt = _open(root)
