@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from typer.testing import CliRunner, Result
 from memtree import MemTree
 from memtree.cli.app import app
 from memtree.notes import links
+from memtree.notes import tree as treemod
 
 HAS_GIT = shutil.which("git") is not None
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
@@ -123,3 +127,85 @@ def test_check_reports_dangling_links_with_their_line_and_fix_leaves_them(linked
             "no entry or heading 'e-9999999999' in bank/infra/redis.md",
         ]
     assert "[[infra/gone]]" in note.read_text(encoding="utf-8")
+
+
+# --- renames keep links and the node ------------------------------------------------------------------
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def hand_edited(root: Path) -> None:
+    """A person's own keyword and weight on the redis node (not words of the note)."""
+
+    def edit(current: treemod.Tree) -> treemod.Tree:
+        n = current.by_id["infra/redis"]
+        nodes = [
+            replace(n, keywords=(*n.keywords, "커넥션풀"), weight=2.5) if x.id == n.id else x for x in current.nodes
+        ]
+        return treemod.validate(nodes)
+
+    treemod.update(root, edit)
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="git")
+@pytest.mark.parametrize("how", ["git mv", "mv"])
+def test_a_note_renamed_by_hand_keeps_its_node_and_links_after_check_fix(linked: Path, how: str) -> None:
+    hand_edited(linked)
+    git(linked, "init", "-q")
+    git(linked, "add", "-A")
+    git(linked, "commit", "-qm", "memory")
+    assert [h.path for h in MemTree(linked).search("커넥션풀").hits][:1] == ["bank/infra/redis.md"]
+    if how == "git mv":
+        git(linked, "mv", "bank/infra/redis.md", "bank/infra/cache.md")
+    else:
+        (linked / "bank/infra/redis.md").rename(linked / "bank/infra/cache.md")
+    out = run("check", "--fix", "--root", str(linked))
+    assert out.exit_code == 0, out.stdout
+    tree = treemod.load(linked)
+    moved = tree.by_path["bank/infra/cache.md"]
+    assert moved.id == "infra/cache" and "커넥션풀" in moved.keywords and moved.weight == 2.5
+    assert "infra/redis" not in tree.by_id
+    assert [h.path for h in MemTree(linked).search("커넥션풀").hits][:1] == ["bank/infra/cache.md"]
+    assert "[[infra/cache|redis 노트]]" in (linked / "bank/infra/deploy.md").read_text(encoding="utf-8")
+    assert "renamed" in out.stdout
+
+
+def test_an_entry_link_follows_its_entry_into_the_part_a_split_moved_it_to(make_root: Callable[..., Path]) -> None:
+    sections = [
+        f"## 주제 {i}\n\n" + "".join(f"- 사실 {i}-{j}: 내용이 조금 길다.\n" for j in range(12)) for i in range(6)
+    ]
+    sections[4] += "- 목표 항목은 여기다. <!-- memtree: id=e-aaaaaaaaaa -->\n"
+    root = make_root(
+        {"bank/big.md": "# 큰 노트\n\n" + "\n".join(sections), "bank/ref.md": "- relates_to [[big#e-aaaaaaaaaa]]\n"},
+        [node("big", "bank/big.md"), node("ref", "bank/ref.md")],
+    )
+    mt = MemTree(root)
+    (done,) = mt.split("bank/big.md", max_bytes=600)
+    assert done.children
+    (out,) = mt.links("ref").outgoing
+    assert out.path in done.children and not out.problem
+    moved = (root / out.path).read_text(encoding="utf-8").split("\n")
+    assert out.line is not None and "e-aaaaaaaaaa" in moved[out.line - 1]
+    assert not [p for p in mt.check() if p.kind == "dangling-link"]
+
+
+def test_an_entry_link_follows_its_entry_into_the_one_consolidate_merged_it_into(
+    make_root: Callable[..., Path],
+) -> None:
+    note = (
+        "# Redis\n\n- Redis 연결 풀은 50으로 올려야 안정적이다. <!-- memtree: id=e-1111111111 -->\n"
+        "- Redis 연결 풀은 50으로 올려야 안정적이다 확실히 <!-- memtree: id=e-2222222222 -->\n"
+    )
+    root = make_root(
+        {"bank/redis.md": note, "bank/ref.md": "- see [[redis#e-1111111111]]\n"},
+        [node("redis", "bank/redis.md"), node("ref", "bank/ref.md")],
+    )
+    mt = MemTree(root)
+    assert mt.consolidate().merges
+    text = (root / "bank/redis.md").read_text(encoding="utf-8")
+    assert "id=e-1111111111" not in text and "e-1111111111" in text  # merged into the other entry
+    (out,) = mt.links("ref").outgoing
+    assert (out.path, out.problem) == ("bank/redis.md", "")
+    assert "e-2222222222" in text.split("\n")[out.line - 1]  # type: ignore[operator]

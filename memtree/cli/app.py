@@ -113,6 +113,10 @@ def index(
                 + (" …" if len(result.nodes_added) > 10 else "")
             )
         )
+    for old, new in result.renamed:
+        print(printable(f"tree-index.json: {old} was renamed {new}; its node follows it, keywords and weight kept"))
+    for path in result.relinked:
+        print(printable(f"rewrote the links to a renamed note in {path}"))
     for node_id, path in result.nodes_dropped:
         print(printable(f"tree-index.json: dropped node '{node_id}' ({path} no longer exists)"))
     if result.embedded:
