@@ -103,7 +103,7 @@ def test_links_of_an_unknown_note_is_one_line_and_exit_2(linked: Path) -> None:
 
 
 def test_backlinks_are_cached_and_a_changed_note_is_read_again(linked: Path) -> None:
-    mt = MemTree(linked)
+    mt = MemTree(linked, refresh_interval=0)  # every call looks at the disk, as each CLI run does
     assert [r.link.source for r in mt.links("infra/deploy").incoming] == ["bank/infra/redis.md"]
     cache = json.loads((linked / ".memtree" / links.CACHE_FILE).read_text(encoding="utf-8"))
     assert cache["notes"]["bank/infra/redis-old.md"][2] == []  # a note without links: nothing kept

@@ -225,10 +225,13 @@ class Graph:
     node_paths: Mapping[str, str | None]  # node id → its note path
     _anchors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _parts: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _paths: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     def path_of(self, ref: str) -> str | None:
-        """The note ``ref`` names, by :func:`resolve`."""
-        return resolve(ref, self.node_paths.get, self.notes.__contains__)
+        """The note ``ref`` names, by :func:`resolve` (each ref resolved once)."""
+        if ref not in self._paths:
+            self._paths[ref] = resolve(ref, self.node_paths.get, self.notes.__contains__)
+        return self._paths[ref]
 
     def _read(self, path: str) -> dict[str, int]:
         """The anchors of the note at ``path`` (read once); a split note's parts are remembered too."""
@@ -264,7 +267,16 @@ class Graph:
 
     def incoming(self, path: str) -> list[Resolved]:
         """The links of every note that lead to ``path`` (or into it), by source and line."""
-        return [r for links in self.links.values() for r in map(self.follow, links) if r.path == path]
+        found: list[Resolved] = []
+        for links in self.links.values():
+            for link in links:
+                named = self.path_of(link.note)
+                # Why the second test: an entry link to a split note leads into the part now holding the entry
+                if named == path or (named and link.anchor and path.startswith(named.rsplit(".", 1)[0] + "/")):
+                    r = self.follow(link)
+                    if r.path == path:
+                        found.append(r)
+        return found
 
     def dangling(self) -> list[Resolved]:
         """Every link that leads nowhere: no such note, or no such entry or heading in it."""

@@ -29,11 +29,13 @@ class NoteLinks:
 
 
 def graph(state: RootState) -> Graph:
-    """Every link of the root's notes (bank/, memory/, recall/), resolved against its nodes."""
-    disk, _ = store.walk(state.root)
+    """Every link of the root's notes (bank/, memory/, recall/, as the chunk index lists them), resolved
+    against its nodes."""
+    state.fresh()  # Why the index's notes: it has just looked at the disk, so no second walk is needed
+    files = [store.stat_of(store.FileStat, (p, e.tier, e.mtime_ns, e.size)) for p, e in state.index.files.items()]
     tree = state.parsed_tree()
     node_paths = {unicodedata.normalize("NFC", n.id): n.path for n in tree.nodes if n.path}
-    return links.scan(state.root, disk, node_paths)
+    return links.scan(state.root, files, node_paths)
 
 
 def note_links(state: RootState, ref: str) -> NoteLinks:
