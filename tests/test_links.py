@@ -172,6 +172,34 @@ def test_a_note_renamed_by_hand_keeps_its_node_and_links_after_check_fix(linked:
     assert "renamed" in out.stdout
 
 
+def test_outside_git_a_note_moved_unchanged_is_found_by_the_hash_the_index_kept(linked: Path) -> None:
+    hand_edited(linked)
+    MemTree(linked).index()  # the index records each note's content hash
+    (linked / "bank/infra/redis.md").rename(linked / "bank/infra/cache.md")
+    out = run("check", "--fix", "--root", str(linked))
+    assert out.exit_code == 0, out.stdout
+    moved = treemod.load(linked).by_path["bank/infra/cache.md"]
+    assert (moved.id, moved.weight) == ("infra/cache", 2.5) and "커넥션풀" in moved.keywords
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="git")
+def test_a_note_deleted_and_another_written_is_no_rename(make_root: Callable[..., Path]) -> None:
+    front = "---\ntitle: x\n---\n"
+    root = make_root(
+        {"bank/a.md": front + "# A\n\n- 사과는 빨갛다\n", "bank/keep.md": "- [[a]]\n"},
+        [node("a", "bank/a.md", keywords=["사과", "손으로"], weight=3.0), node("keep", "bank/keep.md")],
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "memory")
+    (root / "bank/a.md").unlink()
+    (root / "bank/b.md").write_text(front + "# B\n\n- 바나나는 노랗다\n", encoding="utf-8")
+    result = MemTree(root).index()
+    assert result.renamed == () and result.nodes_dropped == (("a", "bank/a.md"),)
+    assert treemod.load(root).by_path["bank/b.md"].weight == 1.0
+    assert (root / "bank/keep.md").read_text(encoding="utf-8") == "- [[a]]\n"
+
+
 def test_an_entry_link_follows_its_entry_into_the_part_a_split_moved_it_to(make_root: Callable[..., Path]) -> None:
     sections = [
         f"## 주제 {i}\n\n" + "".join(f"- 사실 {i}-{j}: 내용이 조금 길다.\n" for j in range(12)) for i in range(6)

@@ -36,7 +36,8 @@ def indexed_hashes(index: Any) -> dict[str, str]:
 
 
 def _lines(text: str) -> Counter[str]:
-    return Counter(line.strip() for line in text.splitlines() if line.strip())
+    """The lines that say something: why not ``---`` or a fence, which every note may share."""
+    return Counter(s for s in (line.strip() for line in text.splitlines()) if any(map(str.isalnum, s)))
 
 
 def similarity(a: str, b: str) -> float:
