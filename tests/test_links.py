@@ -72,9 +72,9 @@ def test_a_ref_names_a_note_as_get_does_with_or_without_md_and_bank() -> None:
     notes = {"bank/a/b.md", "memory/2026-01-02.md", "bank/x.md"}
     nodes = {"ab": "bank/a/b.md"}
     for ref in ("ab", "a/b", "a/b.md", "bank/a/b", "bank/a/b.md", "/a/b/"):
-        assert links.resolve(ref, nodes.get, notes.__contains__) == "bank/a/b.md", ref
-    assert links.resolve("memory/2026-01-02", nodes.get, notes.__contains__) == "memory/2026-01-02.md"
-    assert links.resolve("nothing", nodes.get, notes.__contains__) is None
+        assert links.resolve(ref, nodes.get, links.lookup(notes)) == "bank/a/b.md", ref
+    assert links.resolve("memory/2026-01-02", nodes.get, links.lookup(notes)) == "memory/2026-01-02.md"
+    assert links.resolve("nothing", nodes.get, links.lookup(notes)) is None
     # the form a link was written in is kept when its note moves
     assert links.renamed_ref("a/b", "bank/a/b.md", "bank/c/d.md") == "c/d"
     assert links.renamed_ref("bank/a/b.md", "bank/a/b.md", "bank/c/d.md") == "bank/c/d.md"
@@ -237,3 +237,20 @@ def test_an_entry_link_follows_its_entry_into_the_one_consolidate_merged_it_into
     (out,) = mt.links("ref").outgoing
     assert (out.path, out.problem) == ("bank/redis.md", "")
     assert "e-2222222222" in text.split("\n")[out.line - 1]  # type: ignore[operator]
+
+
+def test_a_damaged_cache_is_read_past_and_a_korean_name_in_nfd_is_found(make_root: Callable[..., Path]) -> None:
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "bank/가치관.md")
+    root = make_root({nfd: "- 원칙\n", "bank/ref.md": "- relates_to [[가치관]]\n"}, [node("ref", "bank/ref.md")])
+    mt = MemTree(root, refresh_interval=0)
+    (out,) = mt.links("ref").outgoing
+    assert out.path is not None and unicodedata.normalize("NFC", out.path) == "bank/가치관.md" and not out.problem
+    cache = root / ".memtree" / links.CACHE_FILE
+    doc = json.loads(cache.read_text(encoding="utf-8"))
+    doc["notes"]["bank/ref.md"][2] = [["not", "a", "row"]]
+    cache.write_text(json.dumps(doc), encoding="utf-8")
+    assert [r.link.note for r in mt.links("ref").outgoing] == ["가치관"]
+    cache.write_text("{not json", encoding="utf-8")
+    assert [r.link.note for r in mt.links("ref").outgoing] == ["가치관"]

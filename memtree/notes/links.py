@@ -128,16 +128,20 @@ def candidates(ref: str) -> list[tuple[str, str]]:
     return out
 
 
-def resolve(ref: str, node_path: Callable[[str], str | None], exists: Callable[[str], bool]) -> str | None:
-    """The note ``ref`` names: ``node_path(id)`` gives a node's note path, ``exists(path)`` says a note is there."""
+def resolve(ref: str, node_path: Callable[[str], str | None], note: Callable[[str], str | None]) -> str | None:
+    """The note ``ref`` names: ``node_path(id)`` gives a node's note path, ``note(path)`` the note on disk
+    at that path (see :func:`lookup`) or None."""
     for how, value in candidates(ref):
-        if how == "id":
-            path = node_path(value)
-            if path is not None and exists(path):
-                return path
-        elif exists(value):
-            return value
+        path = node_path(value) if how == "id" else value
+        found = note(path) if path is not None else None
+        if found is not None:
+            return found
     return None
+
+
+def lookup(paths: Iterable[str]) -> Callable[[str], str | None]:
+    """``path → the note's path as on disk`` over ``paths``, compared in NFC (macOS writes Hangul names as NFD)."""
+    return {unicodedata.normalize("NFC", p): p for p in paths}.get
 
 
 def node_id(path: str) -> str | None:
@@ -226,11 +230,15 @@ class Graph:
     _anchors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _parts: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _paths: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _note: Callable[[str], str | None] | None = field(default=None, repr=False)
 
     def path_of(self, ref: str) -> str | None:
         """The note ``ref`` names, by :func:`resolve` (each ref resolved once)."""
         if ref not in self._paths:
-            self._paths[ref] = resolve(ref, self.node_paths.get, self.notes.__contains__)
+            if self._note is None:
+                self._note = lookup(self.notes)
+            node_path = self.node_paths.get
+            self._paths[ref] = resolve(ref, lambda i: node_path(unicodedata.normalize("NFC", i)), self._note)
         return self._paths[ref]
 
     def _read(self, path: str) -> dict[str, int]:
@@ -298,10 +306,10 @@ def scan(root: Path, files: Iterable[store.FileStat], node_paths: Mapping[str, s
     for f in files:
         notes.append(f.path)
         known = cached.get(f.path)
+        found: tuple[Link, ...] | None = None
         if isinstance(known, list) and len(known) == 3 and known[0] == f.mtime_ns and known[1] == f.size:
-            rows = known[2]
-            found = tuple(Link(f.path, *row) for row in rows) if isinstance(rows, list) else ()  # type: ignore[misc]
-        else:
+            found = _cached(f.path, known[2])
+        if found is None:
             try:
                 found = parse(f.path, store.read_note(root / f.path))
             except (OSError, UnicodeDecodeError):
@@ -315,3 +323,18 @@ def scan(root: Path, files: Iterable[store.FileStat], node_paths: Mapping[str, s
             os.makedirs(cache_path.parent, exist_ok=True)
             store.atomic_write(cache_path, orjson.dumps({"version": CACHE_VERSION, "notes": fresh}), durable=False)
     return Graph(root, links, frozenset(notes), node_paths)
+
+
+_ROW_TYPES = (int, str, str, str, str)
+
+
+def _cached(source: str, rows: object) -> tuple[Link, ...] | None:
+    """The links a cache row holds, or None when it is not what :func:`scan` writes (then the note is read)."""
+    if not isinstance(rows, list):
+        return None
+    out: list[Link] = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != len(_ROW_TYPES) or not all(map(isinstance, row, _ROW_TYPES)):
+            return None
+        out.append(Link(source, *row))
+    return tuple(out)

@@ -108,11 +108,11 @@ def relink(root: Path, moves: Mapping[str, str], before: Tree, after: Tree) -> l
     found = links.scan(root, disk, node_paths).links
     graph = links.Graph(root, found, frozenset(then), node_paths)  # the notes as they were named before
     now = {unicodedata.normalize("NFC", n.id): n.path for n in after.nodes if n.path}
-    notes = frozenset(f.path for f in disk)
+    note = links.lookup(f.path for f in disk)
 
     def refers(ref: str) -> str | None:
         old = graph.path_of(ref)
-        if old is None or old not in moves or links.resolve(ref, now.get, notes.__contains__) == moves[old]:
+        if old is None or old not in moves or links.resolve(ref, now.get, note) == moves[old]:
             return None
         return links.renamed_ref(ref, old, moves[old])
 
