@@ -17,6 +17,9 @@ note's links in ``.memtree/links.json`` keyed by the note's mtime and size, so a
 the notes that changed; a note without ``[[`` costs one substring test when read and nothing after.
 An entry anchor that is not in its note is looked for where memtree moved it: in the entry that
 merged it (``merged=``, consolidate) and in the parts of a split note (``note/part.md``).
+
+Why one module over 300 lines: parsing, resolving, rewriting and the cached scan share one link
+syntax and one rule for what a ref names; kept together, a link is read the same way everywhere.
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 Existing nodes are never rewritten — their keywords, weights and parents are human decisions.
 A new note ``bank/a/b.md`` becomes node ``a/b`` under category ``a`` (created if missing), with
 keywords from its frontmatter ``keywords:``/``tags:``, its first headings and its most
-distinctive terms (TF × IDF against the whole index) — but none that holds a secret.
+distinctive terms (TF × IDF against the whole index) — but none that holds a secret. A note that
+moved keeps its node (:func:`moved`), whoever moved it.
+
+Why one module over 300 lines: adding, dropping and moving nodes are one rule, how nodes follow notes.
 """
 
 from __future__ import annotations
