@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from memtree.notes import tree as treemod
     from memtree.notes.git import Synced
     from memtree.search.context import Context
+    from memtree.search.links import NoteLinks
     from memtree.search.result import SearchResult
     from memtree.write.check import Problem
     from memtree.write.conflicts import Contradiction, OpenConflict
@@ -131,6 +132,13 @@ class MemTree:
         """A note by node id or root-relative path."""
         with self.state.lock:
             return query.get(self.state, ref, now or clock())
+
+    def links(self, ref: str) -> NoteLinks:
+        """The links out of and into one note (by node id or path): where each leads, or why nowhere."""
+        from memtree.search.links import note_links
+
+        with self.state.lock:
+            return note_links(self.state, ref)
 
     def status(self, now: datetime | None = None) -> Status:
         """Files, bytes, nodes and chunks per tier; oversized notes; stale index; watcher; lifecycle."""

@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from memtree.lifecycle.status import Status
     from memtree.notes.changes import Change
     from memtree.notes.git import Commit
+    from memtree.notes.links import Resolved
     from memtree.search.context import Context
     from memtree.search.evaluate import Report as Evaluation
+    from memtree.search.links import NoteLinks
     from memtree.search.result import Hit, SearchResult
     from memtree.write.check import Problem
     from memtree.write.conflicts import Contradiction, OpenConflict, Side
@@ -66,6 +68,7 @@ KEYS: dict[str, frozenset[str]] = {
         "search --batch (bad line)": "id line error hits",
         "context": "markdown sources tokens budget left_out_count",
         "get": "path node keywords text",
+        "links": "path node outgoing incoming",
         "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count clash_count "
         "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic warnings",
         "add": "decision node path similarity how redacted dry_run new_nodes entry_id merged_id strategy existing "
@@ -117,6 +120,7 @@ OBJECTS: dict[str, frozenset[str]] = {
         "excerpt": "text path lines sha recall_count",
         "change": "id time command summary paths ids undoes commit",
         "commit": "commit time author subject",
+        "link": "source line kind note anchor alias target target_line problem",
     }.items()
 }
 """The objects the lists hold, by name (README "JSON output", second table)."""
@@ -139,6 +143,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "entry_id": (_S, "null"),
     "existing": (_S, "null"),
     "hits": _A,
+    "incoming": _A,
     "how": (_S, "null"),
     "index": _O,
     "keep": _S,
@@ -152,6 +157,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "new_nodes": _A,
     "node": (_S, "null"),
     "other": (_S, "null"),
+    "outgoing": _A,
     "outcome": _S,
     "oversized": _A,
     "path": (_S, "null"),
@@ -289,6 +295,32 @@ def context(ctx: Context) -> Json:
 def note(n: Note) -> Json:
     """`get --json`."""
     return {"path": n.path, "node": n.node, "keywords": list(n.keywords), "text": n.text}
+
+
+def link(r: Resolved) -> Json:
+    """One link of `links --json`: where it is, as written, and where it leads (``target`` null: nowhere)."""
+    k = r.link
+    return {
+        "source": k.source,
+        "line": k.line,
+        "kind": k.kind,
+        "note": k.note,
+        "anchor": k.anchor or None,
+        "alias": k.alias or None,
+        "target": r.path if not r.problem else None,
+        "target_line": r.line,
+        "problem": r.problem or None,
+    }
+
+
+def note_links(found: NoteLinks) -> Json:
+    """`links --json`: a note's links out and in."""
+    return {
+        "path": found.path,
+        "node": found.node,
+        "outgoing": [link(r) for r in found.outgoing],
+        "incoming": [link(r) for r in found.incoming],
+    }
 
 
 # --- writing --------------------------------------------------------------------------------------

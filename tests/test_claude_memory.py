@@ -401,6 +401,24 @@ def test_rename_moves_the_node_with_its_note(tool: MemtreeMemoryTool, sample_roo
     assert hits(tool.memtree, "가치관")[0] == "bank/principles/values.md"
 
 
+def test_rename_rewrites_the_links_to_the_note(tool: MemtreeMemoryTool, sample_root: Path) -> None:
+    linking = sample_root / "bank/project/links.md"
+    text = "- relates_to [[identity/values|가치관]], [[bank/identity/values.md#1. Markdown이 진실이다]]\n"
+    linking.write_text(text + "- 코드는 그대로: `[[identity/values]]`\n", encoding="utf-8")
+    ok(
+        tool,
+        command="rename",
+        old_path="/memories/bank/identity/values.md",
+        new_path="/memories/bank/principles/values.md",
+    )
+    assert linking.read_text(encoding="utf-8") == (
+        "- relates_to [[principles/values|가치관]], [[bank/principles/values.md#1. Markdown이 진실이다]]\n"
+        "- 코드는 그대로: `[[identity/values]]`\n"
+    )
+    found = tool.memtree.links("principles/values").incoming
+    assert [(r.link.source, r.line) for r in found] == [("bank/project/links.md", None), ("bank/project/links.md", 10)]
+
+
 def test_a_node_id_chosen_by_hand_is_kept_on_rename(tool: MemtreeMemoryTool, sample_root: Path) -> None:
     raw = json.loads((sample_root / "tree-index.json").read_text(encoding="utf-8"))
     for n in raw["nodes"]:

@@ -68,6 +68,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
     put("init", one("init", str(base / "fresh")))
     (root / "bank/infra").mkdir()
     (root / "bank/infra/pool.md").write_text(POOL, encoding="utf-8")
+    (root / "bank/infra/links.md").write_text("- relates_to [[identity/values]] and [[infra/pool]]\n", encoding="utf-8")
     put("index", one("index", *r))
     put("search", one("search", "크론 스케줄", *r))
     put("search", one("search", "양자역학 블랙홀 증명", *r, code=1))
@@ -78,6 +79,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
         put("search --batch (bad line)" if "error" in doc else "search --batch", doc)
     put("context", one("context", "가치관", "--budget", "300", *r))
     put("get", one("get", "identity/values", *r))
+    put("links", one("links", "infra/pool", *r))
     for text in ("PR마다 CHANGELOG를 고친다", "PR마다 CHANGELOG를 고친다"):  # created, then duplicate
         put("add", one("add", text, "--to", "project/rules", *r))
     put("add", one("add", REDIS_OLD, "--to", "project/decisions", *r))

@@ -607,6 +607,32 @@ def test_a_whole_note_opens_from_a_card_or_a_hit_at_the_entry_s_place(page: Any)
     wait(page, lambda d: by(d, "#cards").is_displayed())
 
 
+def test_links_in_a_note_open_their_target_at_its_place_and_a_note_shows_its_backlinks(
+    page: Any, served: Served
+) -> None:
+    linking = served.root / "bank/render/links.md"
+    linking.write_text(
+        "# 링크 노트\n\n- 링크항목은 [[identity/values#4. 로컬 우선, 오프라인|가치관의 로컬 원칙]]을 따른다.\n",
+        encoding="utf-8",
+    )
+    wait(page, lambda d: card_with(d, "링크항목은") is not None, timeout=30)
+    click_in_card(page, "링크항목은", "a.wikilink")
+    wait(page, lambda d: by(d, "#note-title").text == "bank/identity/values.md" and by(d, "#note .here"))
+    assert "로컬 우선, 오프라인" in by(page, "#note .here").text and in_view(page, by(page, "#note .here"))
+    # the note names what links to it; one click goes there
+    wait(page, lambda d: "bank/render/links.md:3" in by(d, "#backlinks").text)
+    click(page, "#backlinks button.backlink")
+    wait(page, lambda d: by(d, "#note-title").text == "bank/render/links.md")
+    assert by(page, "#note a.wikilink").text == "가치관의 로컬 원칙"
+    # a link to no note says so, in one line
+    linking.write_text("# 링크 노트\n\n- 끊긴 링크항목 [[nowhere/at-all]]\n", encoding="utf-8")
+    wait(page, lambda d: by(d, "#note a.wikilink").text == "nowhere/at-all", timeout=30)
+    click(page, "#note a.wikilink")
+    toast(page, "no node or note named 'nowhere/at-all'")
+    by(page, "#note-back").click()
+    wait(page, lambda d: by(d, "#view-note").is_displayed() is False)
+
+
 def test_an_entry_in_an_open_conflict_is_marked_and_leads_to_it(page: Any) -> None:
     marks = """return [...document.querySelectorAll('#cards > .card')].filter(c => c.textContent.includes(arguments[0]))
       .map(c => c.querySelector('.conflict-mark')).map(m => m && [m.dataset.conflict, m.textContent]);"""

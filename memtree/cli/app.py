@@ -113,6 +113,10 @@ def index(
                 + (" …" if len(result.nodes_added) > 10 else "")
             )
         )
+    for old, new in result.renamed:
+        print(printable(f"tree-index.json: {old} was renamed {new}; its node follows it, keywords and weight kept"))
+    for path in result.relinked:
+        print(printable(f"rewrote the links to a renamed note in {path}"))
     for node_id, path in result.nodes_dropped:
         print(printable(f"tree-index.json: dropped node '{node_id}' ({path} no longer exists)"))
     if result.embedded:
@@ -275,6 +279,23 @@ def get(
         _dump(schema.note(note))
     else:
         sys.stdout.write(printable(note.text if note.text.endswith("\n") else note.text + "\n"))
+
+
+@app.command()
+@_errors
+def links(
+    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md; .md optional).")],
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """List a note's links: those it holds ([[note]], [[note#entry]], relation lines) and those leading to it."""
+    found = _open(root).links(ref)
+    if json:
+        _dump(schema.note_links(found))
+        return
+    from memtree.cli.render import print_links
+
+    print_links(found)
 
 
 @app.command()

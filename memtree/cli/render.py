@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from memtree.api import Status
+    from memtree.search.links import NoteLinks
     from memtree.search.result import Hit, SearchResult
 
 SNIPPET_CHARS = 140
@@ -296,3 +297,15 @@ def print_status(st: Status, max_bytes: int) -> None:
         )
     else:
         out.print(printable(f"index: fresh (version {st.index_version})"))
+
+
+def print_links(found: NoteLinks) -> None:
+    """`memtree links`: the note, then its links out and in, one a line (``path:line  kind  [[…]] → where``)."""
+    print(printable(f"{found.path}" + (f" (node {found.node})" if found.node else "")))
+    for title, rows, out in (("links out", found.outgoing, True), ("links in", found.incoming, False)):
+        print(f"{title}: {len(rows)}" if rows else f"{title}: none")
+        for r in rows:
+            where = f"{r.path}:{r.line}" if r.line else f"{r.path}"
+            leads = f"dangling: {r.problem}" if r.problem else where
+            shown = f"{r.link.source}:{r.link.line}  {r.link.kind}  {r.link.written}"
+            print(printable(f"  {shown} → {leads}" if out else f"  {shown}"))

@@ -242,6 +242,8 @@ def check(
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]
+        fixed += [f"renamed: {a} is now {b}; its node kept its keywords and weight" for a, b in result.renamed]
+        fixed += [f"rewrote the links to a renamed note in {p}" for p in result.relinked]
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
         fixed += [f"dropped category {i} (no note under it)" for i in mt.prune_categories()]
     problems = mt.check(files or None)

@@ -25,6 +25,7 @@ from memtree.notes import tree as treemod
 from memtree.serve import claude_memory_tree as treeops
 from memtree.serve.claude_memory_files import JOURNAL_COMMAND, note_text
 from memtree.serve.claude_memory_paths import Refused, Target, shown
+from memtree.write import renames
 from memtree.write.verbs import recording
 
 WHY_DELETED = "deleted through Claude's memory tool"
@@ -99,7 +100,8 @@ def rename(mt: MemTree, old: Target, new: Target, paths: tuple[str, str], now: d
     with store.write_lock(root), recording(mt.state, JOURNAL_COMMAND.format("rename"), now, summary=summary):
         notes, others = treeops.notes_under(root, old.rel) if folder else ([old.rel], [])
         files = {rel: new.rel + rel[len(old.rel) :] for rel in notes}
-        bound = treeops.split_bound(treemod.load(root, check_files=False), set(files))
+        before = treemod.load(root, check_files=False)
+        bound = treeops.split_bound(before, set(files))
         if bound:
             raise Refused(
                 f"Cannot rename {old.shown}: {shown(bound[0])} and {shown(bound[1])} are parts of one split note, "
@@ -113,6 +115,7 @@ def rename(mt: MemTree, old: Target, new: Target, paths: tuple[str, str], now: d
             _remove_empty(old.full)
         _prune(root, old.rel)
         renamed = treeops.move(mt.state, files, (old.rel, new.rel) if folder else None)
+        renames.relink(root, files, before, treemod.load(root, check_files=False))  # links to them follow
         return treeops.Moved(renamed, treeops.sync(mt.state, list(files.values()), gone=True))
 
 

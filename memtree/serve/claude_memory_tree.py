@@ -14,14 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from memtree.notes import store
 from memtree.notes import tree as treemod
 from memtree.notes.tree import Node, Tree
 from memtree.state import RootState
-from memtree.text.terms import normalize
 from memtree.write import catalog, conflicts
 
 
@@ -63,67 +62,9 @@ def sync(state: RootState, new_notes: list[str], gone: bool = False) -> TreeChan
     return TreeChange(tuple(change.tree.by_id[i] for i in change.added), tuple(i for i, _ in change.dropped), emptied)
 
 
-def note_id(rel: str) -> str:
-    """The node id memtree derives from a bank path (``bank/a/b.md`` → ``a/b``; a folder ``bank/a`` → ``a``)."""
-    return catalog.node_id_for(rel) if rel.endswith(store.NOTE_SUFFIXES) else catalog.node_id_for(rel + ".md")
-
-
-def moved(tree: Tree, files: Mapping[str, str], folder: tuple[str, str] | None = None) -> Tree:
-    """The tree after the notes ``files`` (old path → new path) moved; ``folder``: (old, new) of a moved folder."""
-    nodes = {n.id: n for n in tree.nodes}
-    ids: dict[str, str] = {}
-    if folder is not None:  # the categories made from the folder and its subfolders move with it
-        old_cat, new_cat = note_id(folder[0]), note_id(folder[1])
-        for n in tree.nodes:
-            if n.path is None and (n.id == old_cat or n.id.startswith(old_cat + "/")):
-                ids[n.id] = new_cat + n.id[len(old_cat) :]
-    for n in tree.nodes:
-        if n.path is not None and n.path in files and n.id == catalog.node_id_for(n.path):
-            ids[n.id] = catalog.node_id_for(files[n.path])
-    taken = set(nodes) - set(ids)
-    for old in sorted(ids):  # an id already used by a node that stays gets catalog's suffix
-        new = ids[old]
-        while new in taken:
-            new += "_"
-        ids[old] = new
-        taken.add(new)
-    out: dict[str, Node] = {}
-    for n in tree.nodes:
-        new_id = ids.get(n.id, n.id)
-        parent = n.parent
-        if parent in ids:
-            parent = ids[parent]
-        elif n.id in ids and parent == _folder(n.id):  # its folder's category: the new folder's
-            parent = _folder(new_id)
-        keywords = n.keywords
-        if n.path is None and n.id in ids:  # a category's own name follows the folder's
-            old_name, new_name = normalize(n.id.rsplit("/", 1)[-1]), normalize(new_id.rsplit("/", 1)[-1])
-            keywords = tuple(dict.fromkeys(new_name if k == old_name else k for k in keywords))
-        path = files.get(n.path, n.path) if n.path else None
-        out[new_id] = replace(n, id=new_id, path=path, parent=parent, keywords=keywords, children=())
-    for n in list(out.values()):
-        if n.parent is not None:
-            _category(out, n.parent)
-    kids: dict[str, list[str]] = {}
-    for n in out.values():
-        if n.parent is not None:
-            kids.setdefault(n.parent, []).append(n.id)
-    return treemod.validate([replace(n, children=tuple(sorted(kids.get(n.id, ())))) for n in out.values()])
-
-
-def _folder(node_id: str) -> str | None:
-    parent = str(PurePosixPath(node_id).parent)
-    return None if parent in ("", ".") else parent
-
-
-def _category(nodes: dict[str, Node], node_id: str) -> None:
-    """Make the category ``node_id`` (and those above it) when missing, as memtree.write.catalog does."""
-    while node_id not in nodes:
-        parent = _folder(node_id)
-        nodes[node_id] = Node(node_id, None, catalog.category_keywords(node_id), parent, (), 1.0)
-        if parent is None:
-            return
-        node_id = parent
+note_id = catalog.folder_node_id
+moved = catalog.moved
+"""The tree after notes moved: their nodes follow them (the one rule, memtree.write.catalog.moved)."""
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,11 @@ VERBS |= {
         _viewer("entries"),
     ),
     "tree": Verb("tree-index.json's nodes and keywords", {}, _viewer("tree")),
+    "links": Verb(
+        "one note's links, out and in (node id or path)",
+        {"ref": _TEXT},
+        lambda mt, a: schema.note_links(mt.links(a["ref"])),
+    ),
     "version": Verb("a stamp that changes when anything shown may have", {}, _viewer("version")),
     "explain": Verb(
         "search, each hit with its --explain arithmetic",

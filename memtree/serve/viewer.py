@@ -42,7 +42,7 @@ MAX_BODY_BYTES = 16 * 1024 * 1024  # memtree.serve.client.MAX_REQUEST_BYTES
 VIEW_HEADER = "x-memtree-view"
 VIEW_VERBS = frozenset(
     "explain search get add update forget undo history status conflicts resolve_conflict banks set_bank "
-    "export import decay entries tree version".split()
+    "export import decay entries tree version links".split()
 )
 """The verbs the page may call (nothing that runs a command line, nor consolidate)."""
 CSP = (

@@ -211,6 +211,8 @@ class Watcher:
             if report.removed or report.added or treemod.dangling(self.mt.state.parsed_tree(), self.mt.root):
                 # a note deleted or renamed in an editor: its node goes (and a renamed one's comes)
                 synced = self.mt.index()
+                for old, new in synced.renamed:
+                    self._action(f"renamed {old} to {new} (its node follows it)")
                 for node in synced.nodes_added:
                     self._action(f"added node {node}")
                 for node, path in synced.nodes_dropped:

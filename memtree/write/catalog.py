@@ -3,7 +3,10 @@
 Existing nodes are never rewritten — their keywords, weights and parents are human decisions.
 A new note ``bank/a/b.md`` becomes node ``a/b`` under category ``a`` (created if missing), with
 keywords from its frontmatter ``keywords:``/``tags:``, its first headings and its most
-distinctive terms (TF × IDF against the whole index) — but none that holds a secret.
+distinctive terms (TF × IDF against the whole index) — but none that holds a secret. A note that
+moved keeps its node (:func:`moved`), whoever moved it.
+
+Why one module over 300 lines: adding, dropping and moving nodes are one rule, how nodes follow notes.
 """
 
 from __future__ import annotations
@@ -134,6 +137,75 @@ def without(tree: Tree, ids: Iterable[str], root: Path | None = None) -> Tree:
         if n.id not in gone
     ]
     return validate(kept, root)
+
+
+def folder_node_id(rel: str) -> str:
+    """The node id memtree derives from a bank path (``bank/a/b.md`` → ``a/b``; a folder ``bank/a`` → ``a``)."""
+    return node_id_for(rel) if rel.endswith(store.NOTE_SUFFIXES) else node_id_for(rel + ".md")
+
+
+def moved(tree: Tree, files: Mapping[str, str], folder: tuple[str, str] | None = None) -> Tree:
+    """The tree after the notes ``files`` (old path → new path) moved; ``folder``: (old, new) of a moved folder.
+
+    A moved note keeps its node — keywords, weight and children are human decisions — with the new
+    path; its id follows the path only when it was derived from it (``bank/a/b.md`` ↔ ``a/b``), and so
+    does a parent that was its folder's category. Moving a folder renames the categories made from it.
+    Every rename uses this one rule: Claude's memory tool, and a note moved by hand (`check --fix`).
+    """
+    nodes = {n.id: n for n in tree.nodes}
+    ids: dict[str, str] = {}
+    if folder is not None:  # the categories made from the folder and its subfolders move with it
+        old_cat, new_cat = folder_node_id(folder[0]), folder_node_id(folder[1])
+        for n in tree.nodes:
+            if n.path is None and (n.id == old_cat or n.id.startswith(old_cat + "/")):
+                ids[n.id] = new_cat + n.id[len(old_cat) :]
+    for n in tree.nodes:
+        if n.path is not None and n.path in files and n.id == node_id_for(n.path):
+            ids[n.id] = node_id_for(files[n.path])
+    taken = set(nodes) - set(ids)
+    for old in sorted(ids):  # an id already used by a node that stays gets catalog's suffix
+        new = ids[old]
+        while new in taken:
+            new += "_"
+        ids[old] = new
+        taken.add(new)
+    out: dict[str, Node] = {}
+    for n in tree.nodes:
+        new_id = ids.get(n.id, n.id)
+        parent = n.parent
+        if parent in ids:
+            parent = ids[parent]
+        elif n.id in ids and parent == _folder(n.id):  # its folder's category: the new folder's
+            parent = _folder(new_id)
+        keywords = n.keywords
+        if n.path is None and n.id in ids:  # a category's own name follows the folder's
+            old_name, new_name = text.normalize(n.id.rsplit("/", 1)[-1]), text.normalize(new_id.rsplit("/", 1)[-1])
+            keywords = tuple(dict.fromkeys(new_name if k == old_name else k for k in keywords))
+        path = files.get(n.path, n.path) if n.path else None
+        out[new_id] = replace(n, id=new_id, path=path, parent=parent, keywords=keywords, children=())
+    for n in list(out.values()):
+        if n.parent is not None:
+            _category(out, n.parent)
+    kids: dict[str, list[str]] = {}
+    for n in out.values():
+        if n.parent is not None:
+            kids.setdefault(n.parent, []).append(n.id)
+    return validate([replace(n, children=tuple(sorted(kids.get(n.id, ())))) for n in out.values()])
+
+
+def _folder(node_id: str) -> str | None:
+    parent = str(PurePosixPath(node_id).parent)
+    return None if parent in ("", ".") else parent
+
+
+def _category(nodes: dict[str, Node], node_id: str) -> None:
+    """Make the category ``node_id`` (and those above it) when missing, as :func:`update` does."""
+    while node_id not in nodes:
+        parent = _folder(node_id)
+        nodes[node_id] = Node(node_id, None, category_keywords(node_id), parent, (), 1.0)
+        if parent is None:
+            return
+        node_id = parent
 
 
 def _ensure_category(nodes: dict[str, Node], folder: str) -> str | None:

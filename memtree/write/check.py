@@ -34,7 +34,7 @@ class Problem:
 
     kind: str  # "oversized", "unindexed", "tree", "no-node", "dangling", "empty-category", "secret", "leftover",
     # "not-utf8", "nfc-twin", "split-copy", "split-interrupted", "markers" (git conflict blocks), "conflicts"
-    # (conflicts.json unreadable)
+    # (conflicts.json unreadable), "dangling-link" (a [[link]] to no note, entry or heading)
     path: str
     detail: str
     fixable: bool = False
@@ -140,6 +140,7 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         for node_id in empty_categories(tree):
             detail = f"category node '{node_id}' holds no note and no keywords of its own"
             problems.append(Problem("empty-category", treemod.TREE_FILE, detail, True))
+    problems += _dangling_links(root, disk, tree, wanted)
     with_node = {n.path for n in tree.nodes if n.path}
     sanitizer = sanitizer_for(settings)
     unreadable: set[str] = set()
@@ -171,6 +172,21 @@ def find_problems(root: Path, settings: Settings, files: list[str] | None = None
         ):
             problems.append(Problem("no-node", f.path, "no node in tree-index.json", True))
     return [*problems, *secrets]
+
+
+def _dangling_links(
+    root: Path, disk: list[store.FileStat], tree: treemod.Tree, wanted: set[str] | None
+) -> list[Problem]:
+    """Links that lead to no note, or to no entry or heading of it (memtree.notes.links): a person decides
+    whether the link or the note is wrong, so ``--fix`` leaves them."""
+    from memtree.notes import links
+
+    graph = links.scan(root, disk, {unicodedata.normalize("NFC", n.id): n.path for n in tree.nodes if n.path})
+    return [
+        Problem("dangling-link", r.link.source, f"line {r.link.line}: {r.link.written} leads nowhere: {r.problem}")
+        for r in graph.dangling()
+        if wanted is None or r.link.source in wanted
+    ]
 
 
 def split_copies(root: Path, bank: list[str]) -> list[tuple[str, str]]:

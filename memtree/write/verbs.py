@@ -48,6 +48,8 @@ class IndexResult:
     files: int
     seconds: float
     embedded: dict[str, Any] | None = None  # with --embed: model, chunks, newly embedded, seconds
+    renamed: tuple[tuple[str, str], ...] = ()  # notes moved by hand whose node followed: (old path, new path)
+    relinked: tuple[str, ...] = ()  # notes whose links to a renamed note were rewritten
 
 
 def recording(
@@ -68,10 +70,11 @@ def index(
     now: datetime | None = None,
 ) -> IndexResult:
     """Refresh the chunk index, then add nodes for new bank notes and drop nodes of gone ones."""
-    from memtree.write import catalog
+    from memtree.write import catalog, renames
 
     t0 = time.perf_counter()
     idx = state.index
+    known = renames.indexed_hashes(idx)  # before the refresh forgets notes moved by hand
     idx.collect = {}
     try:
         report = state.refresh(force=force, progress=progress)
@@ -79,20 +82,31 @@ def index(
         segments = [s for _, s in idx.segment_list()]
         collected = idx.collect
         changes: list[catalog.CatalogChange] = []
+        moved: list[tuple[dict[str, str], treemod.Tree]] = []
 
         def synced(current: treemod.Tree) -> treemod.Tree | None:
             # an agent's `add` may be adding a node right now: the catalog works on the file as it is
-            changes[:] = [catalog.update(state.root, current, bank, segments, collected)]
+            moves = renames.detect(state.root, current, bank, known)
+            moved[:] = [(moves, current)]
+            after = catalog.moved(current, moves) if moves else current
+            changes[:] = [catalog.update(state.root, after, bank, segments, collected)]
             missing = not (state.root / treemod.TREE_FILE).exists()
-            return changes[0].tree if changes[0].added or changes[0].dropped or missing else None
+            return changes[0].tree if changes[0].added or changes[0].dropped or missing or moves else None
 
         with recording(state, "index", now):
             treemod.update(state.root, synced)
+            moves, before = moved[0]
+            with store.write_lock(state.root):
+                relinked = renames.relink(state.root, moves, before, changes[0].tree) if moves else []
+        if relinked:
+            state.refresh_paths(relinked)
         change = changes[0]
     finally:
         idx.collect = None
     state.forget_tree()
-    return IndexResult(report, change.added, change.dropped, idx.n_chunks, len(idx.files), time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    result = IndexResult(report, change.added, change.dropped, idx.n_chunks, len(idx.files), seconds)
+    return replace(result, renamed=tuple(moves.items()), relinked=tuple(relinked))
 
 
 def add(

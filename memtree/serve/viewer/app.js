@@ -41,7 +41,7 @@ const nfc = (s) => String(s ?? "").normalize("NFC");
 
 // --- Markdown, safely: blocks and inline marks built as elements -----------------------------------
 
-const INLINE = /(`+)([^`]*?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|~~([^~]+)~~|!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)|<(https?:\/\/[^>\s]+)>/g;
+const INLINE = /(`+)([^`]*?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|~~([^~]+)~~|!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)|<(https?:\/\/[^>\s]+)>|\[\[([^\[\]|#\n]+)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]/g;
 
 function inline(text, parent) {
   let last = 0;
@@ -57,6 +57,13 @@ function inline(text, parent) {
       parent.append(el("span", { class: "link", text: m[7] || m[8] }));
       if (m[7] && m[8]) parent.append(el("span", { class: "link-target", text: ` (${m[8]})` }));
     } else if (m[9] !== undefined) parent.append(el("span", { class: "link", text: m[9] }));
+    else if (m[10] !== undefined) {
+      // [[note#entry|alias]]: memtree's own links between notes, followed inside the viewer
+      const [note, anchor] = [m[10].trim(), (m[11] || "").trim()];
+      const label = (m[12] || "").trim() || (anchor ? `${note}#${anchor}` : note);
+      parent.append(el("a", { class: "wikilink", href: "#", "data-note": note, "data-anchor": anchor, text: label,
+        onclick: (ev) => { ev.preventDefault(); followLink(note, anchor).catch(fail); } }));
+    }
     last = pattern.lastIndex;
     if (m[0].length === 0) pattern.lastIndex++;
   }
@@ -827,6 +834,7 @@ async function loadNote(opened) {
   $("note-title").textContent = doc.path;
   $("note-node").textContent = doc.node ? `node ${doc.node}` : "no node";
   $("note").replaceChildren(body);
+  loadBacklinks(doc.path).catch(fail);
   const here = lines ? place(body, lines) : [];
   for (const n of here) n.classList.add("here");
   if (!opened) window.scrollTo(0, y);
@@ -835,6 +843,26 @@ async function loadNote(opened) {
     here[0].scrollIntoView({ block: "center" });
     here[0].focus({ preventScroll: true });
   } else window.scrollTo(0, 0);
+}
+
+// A [[link]]: its note (by the `links` verb, memtree's one rule for naming a note), opened at the
+// entry or heading it names when one of the links into that note says where that is.
+async function followLink(note, anchor) {
+  const doc = await call("links", { ref: note });
+  const into = anchor ? doc.incoming.find((r) => nfc(r.note) === nfc(note) && nfc(r.anchor) === nfc(anchor) && r.target_line) : null;
+  openNote(doc.path, into ? [into.target_line, into.target_line] : null);
+}
+
+// The notes that link to the open one, each a button to its line.
+async function loadBacklinks(path) {
+  const doc = await call("links", { ref: path });
+  if (state.view !== "note" || state.note.path !== path) return;
+  const rows = doc.incoming.map((r) => el("li", {},
+    el("button", { type: "button", class: "link-button backlink", "aria-label": `Open ${r.source} at line ${r.line}`,
+      onclick: () => openNote(r.source, [r.line, r.line]) }, `${r.source}:${r.line}`),
+    el("span", { class: "kind", text: ` ${r.kind === "link" ? "" : r.kind} ` })));
+  $("backlinks").replaceChildren(el("h3", { text: rows.length ? `Linked from ${rows.length} place${rows.length > 1 ? "s" : ""}` : "No note links here" }),
+    rows.length ? el("ul", {}, ...rows) : null);
 }
 
 // The outermost rendered blocks whose source lines overlap [from, to].
