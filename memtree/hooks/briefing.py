@@ -7,7 +7,10 @@ Three parts, each only when memory holds something for it, in this order (the bu
 3. standing preferences: entries of kind ``preference`` or in a ``preferences`` note, newest first.
 
 Lines are added while the block stays within the budget (CJK-aware tokens, heading included); an entry
-is one line, cut at :data:`LINE_CHARS`. Disabled banks are left out, as search leaves them out.
+is one line, cut at :data:`LINE_TOKENS`, led by the heading it stands under (a hand-written decision log
+names each decision in its heading). Entries memtree dated come newest first; undated ones after them,
+each note's from its bottom up (notes are appended at the bottom). Disabled banks are left out, as
+search leaves them out.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from memtree.text.terms import estimate_tokens
 from memtree.write.conflicts import OpenConflict
 
 HEADER = "## Memory briefing (memtree)"
-LINE_CHARS = 160
-"""Characters of one entry in the briefing; why: a briefing names things, `memtree get` shows them whole."""
+LINE_TOKENS = 45
+"""Tokens of one entry in the briefing; why: a briefing names things, `memtree get` shows them whole, and
+at 300 tokens it should name five or six."""
 NOTE_KINDS = {"decisions": "decision", "preferences": "preference"}
 """A note with this name holds entries of that kind, metadata or not (bank/project/decisions.md, bank/auto/…)."""
 
@@ -51,12 +55,27 @@ def collect(root: Path, disabled: Sequence[str]) -> list[Item]:
             text = store.read_note(root / note.path)
         except (OSError, UnicodeDecodeError):
             continue  # a note that cannot be read is check's to report; a briefing goes on without it
+        lines = text.split("\n")
+        undated: list[Item] = []
         for entry in entries.parse_entries(text):
             kind = entry.meta.kind or stem_kind
-            if kind in ("decision", "preference") and entry.content:
-                found.append(Item(kind, entry.content, note.path, entry.meta.created))
-    found.sort(key=lambda i: (i.created == "", _negated(i.created), i.path))
-    return found
+            if kind not in ("decision", "preference") or not entry.content:
+                continue
+            title = _heading(lines, entry.start)
+            item = Item(kind, f"{title}: {entry.content}" if title else entry.content, note.path, entry.meta.created)
+            (found if item.created else undated).append(item)
+        found += reversed(undated)
+    dated = sorted((i for i in found if i.created), key=lambda i: (_negated(i.created), i.path))
+    return dated + [i for i in found if not i.created]
+
+
+def _heading(lines: list[str], start: int) -> str:
+    """The title of the nearest heading above line ``start`` (1-based) below the note's first level, or ""."""
+    for row in reversed(lines[: start - 1]):
+        if row.startswith("#"):
+            level = len(row) - len(row.lstrip("#"))
+            return row.lstrip("#").strip() if level > 1 else ""
+    return ""
 
 
 def _negated(created: str) -> tuple[int, ...]:
@@ -93,5 +112,16 @@ def render(conflicts: Sequence[OpenConflict], items: Sequence[Item], budget: int
 
 
 def _line(text: str) -> str:
+    """``text`` on one line, cut to :data:`LINE_TOKENS` (at a space when there is one)."""
     flat = " ".join(entries.strip_meta(text).split())
-    return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1].rstrip() + "…"
+    if estimate_tokens(flat) <= LINE_TOKENS:
+        return flat
+    lo, hi = 0, len(flat)
+    while lo < hi:  # the longest prefix within the limit: estimate_tokens grows with the prefix
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(flat[:mid] + "…") <= LINE_TOKENS:
+            lo = mid
+        else:
+            hi = mid - 1
+    space = flat.rfind(" ", lo // 2, lo)
+    return flat[: space if space > 0 else lo].rstrip() + "…"
