@@ -259,3 +259,39 @@ def test_zero_budgets_turn_briefing_and_recall_off(sample_root: Path) -> None:
     mt = MemTree(sample_root)
     assert respond.respond(mt, Event("SessionStart"), NOW) == ""
     assert respond.respond(mt, Event("UserPromptSubmit", prompt="가치관이 뭐야?"), NOW) == ""
+
+
+# --- the plugin ---------------------------------------------------------------------------------
+
+
+def test_claude_install_writes_the_plugin_and_print_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from memtree.cli.app import app
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    printed = CliRunner().invoke(app, ["claude", "install", "--print"])
+    assert printed.exit_code == 0 and not home.exists()
+    assert "commands/remember.md" in printed.output and '"mcpServers"' in printed.output
+    done = CliRunner().invoke(app, ["claude", "install"])
+    assert done.exit_code == 0, done.output
+    plugin = home / ".claude" / "skills" / "memtree"
+    manifest = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "memtree" and manifest["version"][0].isdigit()
+    hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == set(protocol.EVENTS)
+    for event, groups in hooks.items():
+        (command,) = [h["command"] for g in groups for h in g["hooks"]]
+        assert command.endswith(f" hook {event}") and "{memtree}" not in command
+    server = json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["memtree"]
+    assert server["args"] == ["mcp"] and server["command"].endswith("memtree")
+    for name in ("remember", "recall", "forget"):
+        text = (plugin / "commands" / f"{name}.md").read_text()
+        assert text.startswith("---\ndescription:") and "$ARGUMENTS" in text
+    project = CliRunner().invoke(app, ["claude", "install", "--scope", "project"])
+    assert project.exit_code == 0 and (tmp_path / ".claude" / "skills" / "memtree" / ".mcp.json").is_file()
+    bad = CliRunner().invoke(app, ["claude", "install", "--scope", "team"])
+    assert bad.exit_code == 2 and "--scope must be one of user, project" in bad.output
