@@ -298,6 +298,11 @@ HOOKS_RECALL_TIER = "all"
 """What the UserPromptSubmit hook searches: ``all`` reaches memory/ (the turns a session captured) beside
 recall/ and bank/; ``default`` only the curated tiers. Why all: the detectors keep few entries of a chat
 (docs/guides/claude-code.md, "Recall reaches what capture kept"), so a fact said last session is in the log."""
+HOOKS_MIN_COVERAGE = 0.5
+"""The UserPromptSubmit hook injects only when the best hit covers at least this share of the prompt's
+words — stricter than search's own rejection (REJECT_THRESHOLD), since an injection nobody asked for
+costs every turn. Chosen on KorQuAD (bench/hooks.py, docs/guides/claude-code.md): 0.4 held the evidence
+in 0.88 of injections, 0.5 in 0.92, 0.6 in 0.95 with a tenth fewer answered; 0 leaves search's rule alone."""
 HOOKS_STOP_EVERY_MIN = 10.0
 """A Stop hook (after every reply) captures the session only when its last captured turn is this many
 minutes old; PreCompact and SessionEnd always capture. 0 = every Stop captures."""
@@ -310,6 +315,7 @@ class HooksSettings:
     briefing_tokens: int = HOOKS_BRIEFING_TOKENS  # SessionStart's budget; 0 = no briefing
     recall_tokens: int = HOOKS_RECALL_TOKENS  # UserPromptSubmit's budget; 0 = no recall
     recall_tier: str = HOOKS_RECALL_TIER  # all (memory/ logs too) or default
+    min_coverage: float = HOOKS_MIN_COVERAGE  # the best hit's share of the prompt's words needed to inject
     stop_every_min: float = HOOKS_STOP_EVERY_MIN  # a Stop captures at most this often; 0 = always
 
 
@@ -441,6 +447,7 @@ _AT_MOST_ONE = {
     ("extract", "topic_shift"),
     ("search", "evidence_weight"),
     ("search", "adjacency_weight"),
+    ("hooks", "min_coverage"),
 }
 """Keys that are shares of 1: a decay weight never exceeds 1, nor does a Jaccard similarity; a rank factor
 1 − w + w × share would turn negative past 1."""
