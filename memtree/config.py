@@ -303,6 +303,11 @@ HOOKS_MIN_COVERAGE = 0.5
 words — stricter than search's own rejection (REJECT_THRESHOLD), since an injection nobody asked for
 costs every turn. Chosen on KorQuAD (bench/hooks.py, docs/guides/claude-code.md): 0.4 held the evidence
 in 0.88 of injections, 0.5 in 0.92, 0.6 in 0.95 with a tenth fewer answered; 0 leaves search's rule alone."""
+HOOKS_HIT_TOKENS = 200
+"""A hit longer than this is injected as its sentences that match the prompt (memtree.hooks.focus), within
+it. Chosen on KorQuAD, whose paragraphs run ~290 tokens (bench/hooks.py): whole paragraphs put the median
+injection at 290 tokens; 200 brings it under 250 with the evidence in as many injections (0.92), 120
+loses a few points of it."""
 HOOKS_STOP_EVERY_MIN = 10.0
 """A Stop hook (after every reply) captures the session only when its last captured turn is this many
 minutes old; PreCompact and SessionEnd always capture. 0 = every Stop captures."""
@@ -316,6 +321,7 @@ class HooksSettings:
     recall_tokens: int = HOOKS_RECALL_TOKENS  # UserPromptSubmit's budget; 0 = no recall
     recall_tier: str = HOOKS_RECALL_TIER  # all (memory/ logs too) or default
     min_coverage: float = HOOKS_MIN_COVERAGE  # the best hit's share of the prompt's words needed to inject
+    hit_tokens: int = HOOKS_HIT_TOKENS  # a longer hit is cut to its matching sentences; 0 = whole hits
     stop_every_min: float = HOOKS_STOP_EVERY_MIN  # a Stop captures at most this often; 0 = always
 
 

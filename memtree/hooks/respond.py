@@ -2,7 +2,8 @@
 
 - SessionStart: a briefing (memtree.hooks.briefing) within ``hooks.briefing_tokens``;
 - UserPromptSubmit: the context block (memtree.search.context) of the prompt's search within
-  ``hooks.recall_tokens``, searching ``hooks.recall_tier``, of the hits scoring near the best one — nothing
+  ``hooks.recall_tokens``, searching ``hooks.recall_tier``, of the hits scoring near the best one (each
+  longer than ``hooks.hit_tokens`` cut to its sentences that match, memtree.hooks.focus) — nothing
   when search refuses (no confident match), when the best hit covers less than ``hooks.min_coverage`` of
   the prompt's words, when the prompt is a slash command, or when nothing fits;
 - PreCompact, SessionEnd: the session's transcript ingested (Claude Code's format, read by
@@ -65,6 +66,7 @@ def brief(mt: MemTree) -> str:
 
 def recall(mt: MemTree, prompt: str, now: datetime) -> Context | None:
     """The context block for a prompt, or None when nothing is to be injected (see the module docstring)."""
+    from memtree.hooks.focus import focus
     from memtree.search import message
     from memtree.search.context import render
     from memtree.write.private import strip_private
@@ -82,7 +84,7 @@ def recall(mt: MemTree, prompt: str, now: datetime) -> Context | None:
     if not result.hits or result.hits[0].signals.get("coverage", 0.0) < hooks.min_coverage:
         return None
     best = result.hits[0].score
-    kept = tuple(h for h in result.hits if h.score >= RELATIVE_SCORE * best)
+    kept = tuple(focus(h, hooks.hit_tokens) for h in result.hits if h.score >= RELATIVE_SCORE * best)
     found = render(replace(result, hits=kept), hooks.recall_tokens)
     return found if found.markdown else None
 
