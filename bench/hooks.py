@@ -200,17 +200,20 @@ def replay(shared: Path, work: Path, tokens: int, limit: int) -> list[dict[str, 
     queries = queries[:limit] if limit else queries
     now = sessions[-1][2] + timedelta(days=2)
     out = []
-    for tier in ("all", "default"):
+    # Why decay both ways: the sessions span months, and a day log's chunks weigh 2^(-age/30 days), so the
+    # oldest sessions are all but gone at the last one; the raw-turn trees above are all as new as each other
+    for tier, decay in (("all", True), ("all", False), ("default", False)):
         yaml = YAML.format(tokens=tokens) + f"  recall_tier: {tier}\n"
-        (root / "memtree.yaml").write_text(yaml, encoding="utf-8")
+        (root / "memtree.yaml").write_text(yaml.replace("search:\n", f"search:\n  decay: {str(decay).lower()}\n"))
         mt = MemTree(root)
         rows = []
         for q in queries:
             found = recall(mt, q["query"], now)
             block = _flat(found.markdown) if found else ""
             ok = found is not None and any(_flat(texts[d].partition(": ")[2])[:80] in block for d in q["relevant"])
-            rows.append((True, found is not None, ok, found.tokens if found else 0))
-        figures = score(rows) | {"dataset": "locomo-replayed", "form": f"tier {tier}", "turns": turns}
+            rows.append((bool(q.get("answerable", True)), found is not None, ok, found.tokens if found else 0))
+        form = f"tier {tier}, decay {'on' if decay else 'off'}"
+        figures = score(rows) | {"dataset": "locomo-replayed", "form": form, "turns": turns}
         figures |= {"auto_entries": written, "auto_per_100_turns": 100 * written / max(1, turns)}
         progress(json.dumps(figures))
         out.append(figures)
@@ -262,14 +265,15 @@ def main() -> None:
     ap.add_argument("--recall-tokens", type=int, default=400, help="hooks.recall_tokens (default: %(default)s)")
     ap.add_argument("--limit", type=int, default=0, help="questions per set (0: all)")
     ap.add_argument("--replay", action="store_true", help="also LoCoMo replayed as captured sessions")
+    ap.add_argument("--only-replay", action="store_true", help="the replay alone (no dev-set rows)")
     ap.add_argument("--timing", type=int, default=0, metavar="N", help="also N timed hook runs each way")
     args = ap.parse_args()
     shared = check_shared(args.shared, ("materialize.py", "korquad/queries.jsonl", "locomo/queries.jsonl"))
     work = args.work.expanduser().resolve()
     work.mkdir(parents=True, exist_ok=True)
     datasets = [d for d in args.datasets.split(",") if d]
-    rows = dev_sets(shared, work, datasets, args.recall_tokens, args.limit)
-    if args.replay:
+    rows = [] if args.only_replay else dev_sets(shared, work, datasets, args.recall_tokens, args.limit)
+    if args.replay or args.only_replay:
         rows += replay(shared, work, args.recall_tokens, args.limit)
     keys = ("dataset", "form", "prompts", "injected", "precision", "recall", "unanswerable_empty", "tokens_median")
     table = [[r[k] if not isinstance(r[k], float) else f"{r[k]:.3f}" for k in keys] for r in rows]

@@ -18,10 +18,13 @@ from memtree.api import MemTree
 from memtree.config import HooksSettings, parse_settings
 from memtree.errors import ConfigError
 from memtree.hooks import protocol, respond
+from memtree.hooks.focus import focus
 from memtree.hooks.protocol import Event
 from memtree.lifecycle import ingest
 from memtree.notes.root import init
+from memtree.search.result import Hit
 from memtree.serve import client
+from memtree.text.terms import estimate_tokens
 from memtree.write.private import PRIVATE_MARK, strip_private
 
 DATA = REPO / "tests" / "data" / "hooks"
@@ -295,3 +298,23 @@ def test_claude_install_writes_the_plugin_and_print_writes_nothing(
     assert project.exit_code == 0 and (tmp_path / ".claude" / "skills" / "memtree" / ".mcp.json").is_file()
     bad = CliRunner().invoke(app, ["claude", "install", "--scope", "team"])
     assert bad.exit_code == 2 and "--scope must be one of user, project" in bad.output
+
+
+# --- focus --------------------------------------------------------------------------------------
+
+
+def _hit(text: str, matched: tuple[str, ...]) -> Hit:
+    return Hit("n", "bank/a.md", (3, 3), 1.0, {"coverage": 1.0}, text, "bank", matched)
+
+
+def test_a_long_hit_is_cut_to_its_sentences_that_match() -> None:
+    filler = " ".join(f"Sentence {i} talks about weather and lunch plans." for i in range(30))
+    text = f"{filler} The shop deploys on Fridays with a blue-green switch. {filler}\n"
+    cut = focus(_hit(text, ("deploys", "fridays")), 60)
+    assert "deploys on Fridays" in cut.text and estimate_tokens(cut.text) <= 60
+    assert cut.text.startswith("… ") and cut.text.endswith(" …") and cut.lines == (3, 3)
+    short = _hit("배포는 금요일에만 한다.", ("배포",))
+    assert focus(short, 60) == short  # within the limit: whole
+    korean = "날씨 이야기. " * 40 + "배포는 금요일에만 blue-green으로 한다. " + "점심 이야기. " * 40
+    assert "배포는 금요일에만" in focus(_hit(korean, ("배포", "금요일")), 40).text
+    assert focus(_hit(text, ("deploys",)), 0).text == text  # 0: whole hits
