@@ -231,8 +231,11 @@ def test_stop_captures_only_when_the_last_captured_turn_is_old_enough(fresh_root
     mt = MemTree(fresh_root)
     stop = Event("Stop", SESSION, str(transcript))
     last_turn = datetime(2026, 12, 1, 9, 2, 10, tzinfo=timezone.utc)
+    with transcript.open("a") as f:
+        f.write('{"type":"assistant","sessionId":"' + SESSION + '","message":{"role":"assis')  # being written
     first = respond.capture(mt, stop, last_turn + timedelta(minutes=1))
     assert first is not None and len(first.logged) == 5  # nothing captured yet: Stop takes it all
+    transcript.write_text((DATA / "session1.jsonl").read_text())
 
     def reply(uuid: str, at: str) -> None:
         line = (DATA / "session1.jsonl").read_text().splitlines()[-1]

@@ -100,7 +100,9 @@ def capture(mt: MemTree, event: Event, now: datetime) -> IngestReport | None:
         data = path.read_bytes()
     except OSError as exc:
         raise QueryError(f"cannot read the transcript {path}: {exc.strerror}") from None
-    return mt.ingest(data, source=str(path), now=now)
+    # Why: the agent appends to its session file as it goes; a last line without its newline is still
+    # being written, and is taken whole by the next capture
+    return mt.ingest(data[: data.rfind(b"\n") + 1], source=str(path), now=now)
 
 
 def throttled(mt: MemTree, session: str, now: datetime) -> bool:
