@@ -37,8 +37,9 @@ RECALL_HITS = 10
 """Hits a prompt's search considers; the budget and RELATIVE_SCORE usually keep one or two."""
 RELATIVE_SCORE = 0.8
 """Only hits scoring at least this share of the best are injected. Why: the context block fills its budget
-with whole chunks, so when the best chunk did not fit, a weak shorter one took its place (KorQuAD: the
-evidence was in 0.79 of injections with every hit, 0.92 with this cut; bench/hooks.py)."""
+with whole chunks, so when the best chunk did not fit, a weak shorter one took its place (KorQuAD's first
+1,000 questions at min_coverage 0.5: the injected sources overlapped the passage in 0.80 of injections with
+every hit, 0.94 with this cut)."""
 
 
 def respond(mt: MemTree, event: Event, now: datetime) -> str:
