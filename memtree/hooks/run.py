@@ -1,10 +1,11 @@
 """`memtree hook EVENT [--root DIR]`, the process: stdin in, the answer out, and never a broken session.
 
 The console script comes here before it imports the CLI framework (memtree.cli.fast), since an agent
-pays this start on every prompt: only ``json``, the daemon client and the protocol are imported
-until the event has to be run in this process. The order:
+pays this start on every prompt: only the daemon client (its C JSON reader) is imported until the
+event has to be run in this process — not even memtree.hooks.protocol, whose dataclass would cost a
+forwarded hook ~10 ms of imports. The order:
 
-1. the event's JSON is read from stdin (memtree.hooks.protocol);
+1. the event's JSON is read from stdin (its ``cwd`` only; memtree.hooks.protocol reads it whole where it runs);
 2. the root: ``--root``, else ``$MEMTREE_ROOT``, else the nearest folder holding tree-index.json from
    the event's ``cwd`` (the agent's project folder) — none: nothing to do, one line on stderr;
 3. a `memtree serve` daemon serving that root runs the event with its warm index (the hook sends it the
@@ -34,16 +35,16 @@ def main(argv: list[str]) -> int | None:
     try:
         name, root = _arguments(argv)
         data = _stdin()
-        from memtree.hooks.protocol import parse
-
-        event = parse(name, data)
-        found = _root(root, event.cwd)
+        cwd = _cwd(data)
+        found = _root(root, cwd)
         if found is None:
-            _warn(f"{name}: no memory root for {event.cwd or os.getcwd()} (run `memtree init`, or set MEMTREE_ROOT)")
+            _warn(f"{name}: no memory root for {cwd or os.getcwd()} (run `memtree init`, or set MEMTREE_ROOT)")
             return 0
         out = _forwarded(name, found, data)
         if out is None:
-            out = run_here(event, found)
+            from memtree.hooks.protocol import event_name, parse
+
+            out = run_here(parse(event_name(name), data), found)
         sys.stdout.write(out)
         sys.stdout.flush()
     except Exception as exc:  # a hook never breaks the session: one line, exit 0
@@ -62,10 +63,7 @@ def run_here(event: Event, root: str | Path | None) -> str:
 
 
 def _arguments(argv: list[str]) -> tuple[str, str | None]:
-    """EVENT and ``--root``'s value from the hook's arguments; a QueryError for anything else."""
-    from memtree.errors import QueryError
-    from memtree.hooks.protocol import event_name
-
+    """EVENT and ``--root``'s value from the hook's arguments (the event's name is checked where it runs)."""
     name: str | None = None
     root: str | None = None
     i = 0
@@ -77,13 +75,25 @@ def _arguments(argv: list[str]) -> tuple[str, str | None]:
         if arg.startswith("--root="):
             root = arg.partition("=")[2]
         elif arg.startswith("-") or name is not None:
-            raise QueryError(f"unexpected argument {arg!r} (usage: memtree hook EVENT [--root DIR])")
+            raise ValueError(f"unexpected argument {arg!r} (usage: memtree hook EVENT [--root DIR])")
         else:
-            name = event_name(arg)
+            name = arg
         i += 1
     if name is None:
-        raise QueryError("no event named (usage: memtree hook EVENT [--root DIR])")
+        raise ValueError("no event named (usage: memtree hook EVENT [--root DIR])")
     return name, root
+
+
+def _cwd(data: bytes) -> str:
+    """The event's ``cwd``, read with the client's light JSON ("" when there is none; the full read says why)."""
+    from memtree.serve.client import loads
+
+    try:
+        doc = loads(data) if data.strip() else {}
+    except Exception:  # ValueError, and SystemError: the C scanner on some bad input (`{not json`)
+        return ""
+    cwd = doc.get("cwd") if isinstance(doc, dict) else None
+    return cwd if isinstance(cwd, str) else ""
 
 
 def _stdin() -> bytes:
