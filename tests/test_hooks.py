@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO
-from test_serve import START_S, serving
+from test_serve import FORWARD_PROBE, FORWARDING_IMPORTS, START_S, serving
 
 from memtree.api import MemTree
 from memtree.config import HooksSettings, parse_settings
@@ -186,6 +186,27 @@ def test_a_prompt_memory_cannot_answer_injects_nothing(fresh_root: Path, transcr
         doc = {"hook_event_name": "UserPromptSubmit", "session_id": "s2", "cwd": str(fresh_root), "prompt": prompt}
         run = hook("UserPromptSubmit", json.dumps(doc).encode(), fresh_root)
         assert (run.returncode, run.stdout, run.stderr) == (0, b"", b""), prompt
+
+
+HOOK_IMPORTS = FORWARDING_IMPORTS | {"memtree.hooks", "memtree.hooks.run"}
+"""What a hook forwarded to the daemon may import: the forwarding path's own, and the hook's edge."""
+
+
+def test_a_hook_forwarded_to_the_daemon_imports_only_the_client(sample_root: Path, transcript: Path) -> None:
+    with serving(sample_root) as served:
+        before = served.requests()
+        run = subprocess.run(
+            [sys.executable, "-c", FORWARD_PROBE, "hook", "SessionStart"],
+            input=payload("SessionStart", sample_root, transcript),
+            cwd=sample_root,
+            capture_output=True,
+            env={k: v for k, v in os.environ.items() if k not in (client.ENV_NO_DAEMON, client.ENV_ROOT)},
+            timeout=START_S,
+        )
+        assert served.requests() - before == 1  # it was forwarded
+    assert run.returncode == 0 and "Decisions" in json.loads(run.stdout)["hookSpecificOutput"]["additionalContext"]
+    imported = set(run.stderr.decode().rpartition("IMPORTED ")[2].split())
+    assert imported and imported <= HOOK_IMPORTS, sorted(imported - HOOK_IMPORTS)
 
 
 @pytest.mark.parametrize(

@@ -45,10 +45,6 @@ def run(argv: list[str]) -> int | None:
 
             _one_shot()
             return run_context(*options)
-    if argv[:1] == ["hook"]:
-        from memtree.hooks.run import main as hook
-
-        return hook(argv[1:])
     if argv[:1] == ["search"]:
         found = parse_search(argv[1:])
         if found is not None:

@@ -1,6 +1,6 @@
 """`memtree hook EVENT`: one event of an agent's loop (memtree.hooks); the typer skin of memtree.hooks.run.
 
-The console script runs hooks before typer is imported (memtree.cli.fast); this command is what a
+The console script runs hooks before typer is imported (memtree.cli.entry); this command is what a
 `memtree serve` daemon runs when a hook forwards its event, and what answers ``--help``.
 """
 

@@ -1,6 +1,6 @@
 """`memtree hook EVENT [--root DIR]`, the process: stdin in, the answer out, and never a broken session.
 
-The console script comes here before it imports the CLI framework (memtree.cli.fast), since an agent
+The console script comes here first (memtree.cli.entry), before any CLI module, since an agent
 pays this start on every prompt: only the daemon client (its C JSON reader) is imported until the
 event has to be run in this process — not even memtree.hooks.protocol, whose dataclass would cost a
 forwarded hook ~10 ms of imports. The order:
