@@ -289,6 +289,43 @@ class ServeSettings:
     autostart: bool = SERVE_AUTOSTART  # a CLI call with no daemon for its root starts one
 
 
+HOOKS_BRIEFING_TOKENS = 300
+"""The most a SessionStart briefing (`memtree hook SessionStart`) injects: open conflicts, newest decisions,
+preferences. Why small: the loudest complaint about memory plugins is 1,500+ tokens at every start."""
+HOOKS_RECALL_TOKENS = 400
+"""The most a UserPromptSubmit hook injects on one prompt (and only when search is confident)."""
+HOOKS_RECALL_TIER = "all"
+"""What the UserPromptSubmit hook searches: ``all`` reaches memory/ (the turns a session captured) beside
+recall/ and bank/; ``default`` only the curated tiers. Why all: the detectors keep few entries of a chat
+(docs/guides/claude-code.md, "Recall reaches what capture kept"), so a fact said last session is in the log."""
+HOOKS_MIN_COVERAGE = 0.55
+"""The UserPromptSubmit hook injects only when the best hit covers at least this share of the prompt's
+words — stricter than search's own rejection (REJECT_THRESHOLD), since an injection nobody asked for
+costs every turn. Chosen on KorQuAD (bench/hooks.py, docs/guides/claude-code.md), plain / chat-message
+prompts: 0.5 held the evidence in 0.913 / 0.892 of injections, 0.55 in 0.920 / 0.905 (answering 0.83 /
+0.73 of the answerable), 0.6 in 0.926 / 0.904 (0.78 / 0.66); 0 leaves search's rule alone."""
+HOOKS_HIT_TOKENS = 200
+"""A hit longer than this is injected as its sentences that match the prompt (memtree.hooks.focus), within
+it. Chosen on KorQuAD, whose paragraphs run ~290 tokens (bench/hooks.py): whole paragraphs put the median
+injection at 290 tokens; 200 brings it under 250 with the evidence in as many injections (0.92), 120
+loses a few points of it."""
+HOOKS_STOP_EVERY_MIN = 10.0
+"""A Stop hook (after every reply) captures the session only when its last captured turn is this many
+minutes old; PreCompact and SessionEnd always capture. 0 = every Stop captures."""
+
+
+@dataclass(frozen=True)
+class HooksSettings:
+    """hooks.* keys: what `memtree hook EVENT` injects into an agent's loop and when it captures."""
+
+    briefing_tokens: int = HOOKS_BRIEFING_TOKENS  # SessionStart's budget; 0 = no briefing
+    recall_tokens: int = HOOKS_RECALL_TOKENS  # UserPromptSubmit's budget; 0 = no recall
+    recall_tier: str = HOOKS_RECALL_TIER  # all (memory/ logs too) or default
+    min_coverage: float = HOOKS_MIN_COVERAGE  # the best hit's share of the prompt's words needed to inject
+    hit_tokens: int = HOOKS_HIT_TOKENS  # a longer hit is cut to its matching sentences; 0 = whole hits
+    stop_every_min: float = HOOKS_STOP_EVERY_MIN  # a Stop captures at most this often; 0 = always
+
+
 LOG_TIMEZONE = ""
 """The zone of the daily logs in memory/: "" is the user's local zone (the caller's clock's); else an IANA
 name (Asia/Seoul), UTC, or a fixed offset (+09:00). One day's log is one zone's day, every line in it."""
@@ -365,6 +402,7 @@ class Settings:
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
     log: LogSettings = field(default_factory=LogSettings)
     git: GitSettings = field(default_factory=GitSettings)
+    hooks: HooksSettings = field(default_factory=HooksSettings)
     custom_patterns: tuple[Any, ...] = ()  # privacy.custom_patterns: regex strings or {pattern, kind}
     disabled_banks: tuple[str, ...] = ()  # banks.disabled: top-level folders of bank/ left out of search
     routing: dict[str, TagRoute] = field(default_factory=lambda: dict(TAG_ROUTING))
@@ -386,6 +424,7 @@ _SECTIONS = {
     "serve": ServeSettings,
     "maintenance": MaintenanceSettings,
     "log": LogSettings,
+    "hooks": HooksSettings,
 }
 _STRINGS = {
     ("distill", "llm_command"),
@@ -404,6 +443,7 @@ _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("serve", "autostart"): (True, False),
     ("index", "backend"): ("local", "milvus"),
     ("index", "parallel"): (True, False),
+    ("hooks", "recall_tier"): ("all", "default"),
 }
 _ABOVE_ZERO = {("decay", "half_life_days"), ("consolidate", "jaccard"), ("extract", "window_turns")}
 """Keys 0 would break: a zero half-life divides by zero; a zero Jaccard would merge unrelated entries;
@@ -414,6 +454,7 @@ _AT_MOST_ONE = {
     ("extract", "topic_shift"),
     ("search", "evidence_weight"),
     ("search", "adjacency_weight"),
+    ("hooks", "min_coverage"),
 }
 """Keys that are shares of 1: a decay weight never exceeds 1, nor does a Jaccard similarity; a rank factor
 1 − w + w × share would turn negative past 1."""

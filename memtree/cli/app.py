@@ -19,9 +19,11 @@ import typer
 import typer.main
 
 from memtree import schema
-from memtree.cli import eval as cli_eval  # noqa: F401  (registers its commands on the app)
+from memtree.cli import claude as cli_claude  # noqa: F401  (registers its commands on the app)
+from memtree.cli import eval as cli_eval  # noqa: F401
 from memtree.cli import git as cli_git  # noqa: F401
 from memtree.cli import history as cli_history  # noqa: F401
+from memtree.cli import hook as cli_hook  # noqa: F401
 from memtree.cli import ingest as cli_ingest  # noqa: F401
 from memtree.cli import lifecycle as cli_lifecycle  # noqa: F401
 from memtree.cli import mcp as cli_mcp  # noqa: F401

@@ -24,6 +24,12 @@ def main() -> None:
         sys.exit(merge_driver(argv[1:]))
     argv = hoist(argv)
     sys.argv[1:] = argv  # typer reads sys.argv: it sees the command line with the root after the command
+    if argv[:1] == ["hook"]:  # an agent's hook, on every prompt: its own light path (memtree.hooks.run)
+        from memtree.hooks.run import main as hook
+
+        code = hook(argv[1:])
+        if code is not None:
+            sys.exit(code)
     from memtree.serve.forward import forward
 
     code = forward(argv)

@@ -6,7 +6,8 @@ One run, under the root's write lock:
 2. turns already ingested are recognised (a turn older than its conversation's last one, or at
    the same time with the same role and text) and skipped, so a transcript can be given again,
    whole or as its new turns only;
-3. the new turns are appended, sanitized, to the log of their own day (memtree.lifecycle.turnlog);
+3. the new turns are appended, their ``<private>`` spans cut (memtree.write.private) and sanitized,
+   to the log of their own day (memtree.lifecycle.turnlog);
 4. every conversation's pending turns — quiet conversations included: the idle flush — are cut
    into cycles (memtree.lifecycle.cadence); each cycle's windows go through distill's detectors and
    the optional ``extract.llm_command``; at most ``extract.max_entries`` candidates per cycle, the
@@ -34,6 +35,7 @@ from memtree.lifecycle.reflect import Proposal, known_provenance, provenance
 from memtree.notes import entries, store
 from memtree.write import retain
 from memtree.write.journal import log_zone
+from memtree.write.private import strip_private
 from memtree.write.verbs import add
 
 if TYPE_CHECKING:
@@ -72,8 +74,12 @@ class IngestReport:
 
 
 def read(turns: Iterable[Mapping[str, object]] | bytes, source: str, now: datetime) -> list[transcript.Turn]:
-    """Validated turns from a JSON-lines transcript (bytes; errors name ``<source> line N``) or from values."""
-    items = transcript.read_jsonl(turns, source) if isinstance(turns, bytes) else transcript.numbered(turns)
+    """Validated turns from a JSON-lines transcript (bytes: memtree's turns or a Claude Code session file;
+    errors name ``<source> line N``) or from values."""
+    if isinstance(turns, bytes):
+        items = transcript.from_claude_code(transcript.read_jsonl(turns, source))
+    else:
+        items = transcript.numbered(turns)
     return transcript.validate(items, now)
 
 
@@ -170,7 +176,7 @@ def _log(
     for turn in new:
         number = numbers.get(turn.conversation, book.thread(turn.conversation).turns) + 1
         numbers[turn.conversation] = number
-        clean = sanitizer.sanitize(entries.neutralize(turn.text.strip())).text
+        clean = sanitizer.sanitize(entries.neutralize(strip_private(turn.text).strip())).text
         where = turnlog.day_log(turn.ts, zone)
         drafts.append(Logged(turn.conversation, number, turn.role, clean, turn.ts, turn.key, where, 0))
     by_log: dict[str, list[int]] = {}

@@ -12,6 +12,13 @@ A turn is one JSON object (a line of a transcript file, or a dict given to ``Mem
 
 Other keys are ignored. Within a conversation turns come oldest first (equal times are fine).
 The first problem stops the whole input with one line naming where it is and what is wrong.
+
+A Claude Code session file (``~/.claude/projects/<project>/<session>.jsonl``, a hook's
+``transcript_path``) is read directly (:func:`from_claude_code`): each ``user`` or ``assistant`` line
+with a ``message`` is a turn of its ``sessionId`` — what the person typed and what the assistant wrote, its
+text blocks only. Tool calls and their results (files read, command output: their sources hold
+them), thinking, subagents' side chains, Claude Code's own notices and slash-command echoes are left
+out, as are the lines that are not messages (summaries, snapshots).
 """
 
 from __future__ import annotations
@@ -70,6 +77,51 @@ def read_jsonl(data: bytes, source: str) -> list[tuple[str, object]]:
         except json.JSONDecodeError as exc:
             raise QueryError(f"{where}: not JSON ({exc.msg} at column {exc.colno}); nothing was written") from None
     return items
+
+
+CLAUDE_CODE_TYPES = ("user", "assistant")
+"""Line types of a Claude Code session file that carry a message (others: summary, system, snapshots, …)."""
+CLAUDE_CODE_NOISE = ("<command-", "<local-command-", "[Request interrupted")
+"""How Claude Code's own lines in a session file start (slash-command echoes, their output, interruptions)."""
+CLIPPED = " …"
+
+
+def from_claude_code(items: Sequence[tuple[str, object]]) -> list[tuple[str, object]]:
+    """Lines of a Claude Code session file as turns (see the module docstring); other lines pass unchanged.
+
+    A line is Claude Code's when it is an object with a ``type`` and no ``conversation`` (memtree's turns
+    have no type); a text longer than a turn may be is clipped (a pasted log must not cost the session's
+    capture).
+    """
+    out: list[tuple[str, object]] = []
+    for where, item in items:
+        if not (isinstance(item, dict) and isinstance(item.get("type"), str) and "conversation" not in item):
+            out.append((where, item))
+            continue
+        if item.get("type") not in CLAUDE_CODE_TYPES or item.get("isSidechain") or item.get("isMeta"):
+            continue
+        if item.get("isCompactSummary") or item.get("isVisibleInTranscriptOnly"):
+            continue
+        message = item["message"]
+        role = message.get("role") if isinstance(message, dict) else None
+        text = _message_text(message.get("content") if isinstance(message, dict) else None).strip()
+        if role not in CLAUDE_CODE_TYPES or not text or text.startswith(CLAUDE_CODE_NOISE):
+            continue
+        if len(text) > MANUAL_MAX_CHARS:
+            text = text[: MANUAL_MAX_CHARS - len(CLIPPED)] + CLIPPED
+        turn = {"conversation": item["sessionId"], "role": role, "text": text, "ts": item.get("timestamp")}
+        out.append((where, turn))
+    return out
+
+
+def _message_text(content: object) -> str:
+    """A Claude Code message's text: a string, or its ``text`` blocks joined (tool calls, results, thinking not)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n\n".join(p for p in parts if isinstance(p, str))
 
 
 def numbered(turns: Iterable[object]) -> list[tuple[str, object]]:
