@@ -37,7 +37,7 @@ from pathlib import Path
 from memtree.write.sanitize import Sanitizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from secret_corpus import ORDINARY, SECRETS, Case
+from secret_corpus import ORDINARY_ALL, SECRETS, Case
 
 SEED = 9
 ENCODED_SAMPLES = 200
@@ -317,7 +317,7 @@ def main() -> int:
     samples = SAMPLES + encoded_samples(ENCODED_SAMPLES, random.Random(SEED))
     docs = corpora(args.bench, args.repo)
     report = {
-        "corpus": measure_corpus(SECRETS, ORDINARY),
+        "corpus": measure_corpus(SECRETS, ORDINARY_ALL),
         "memtree": measure_memtree(samples, docs),
         "entropy_rule_candidates": measure_entropy(samples, docs),
         "detect_secrets": measure_detect_secrets(samples, docs),
