@@ -295,6 +295,10 @@ def adversarial() -> dict[str, float]:
         "password=": "password=" * 110_000,
         "비밀번호는 ": "비밀번호는 " * 160_000,
         "token\\n": "ghp_ab\n" * 140_000,
+        "“ unclosed": "password is \u201ca " * 70_000,
+        "glued AKIA": ("x" + "AKIA" + "IOSFODNN7EXAMPLE") * 48_000,
+        "PIN: ": "PIN: " * 200_000,
+        "-u a:": "-u a:" * 200_000,
         "1 ": "1 " * 500_000,
     }
     out = {}

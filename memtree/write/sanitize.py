@@ -58,7 +58,6 @@ from memtree.write.secret_rules import (
     BASE64_MAX_CHARS,
     CUSTOM_KIND,
     ENCODED_KIND,
-    LINES,
     MARKER,
     MARKER_RE,
     MAX_PASSES,
@@ -158,8 +157,6 @@ class Sanitizer:
                 warnings.append(f"privacy.custom_patterns[{index}]: {rule}; skipped")
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.warnings: tuple[str, ...] = tuple(warnings)
-        self._prefixes = tuple(sorted({n for rule in self.rules if rule.joins == LINES for n in rule.needles}))
-        """The known token prefixes (``ghp_``, ``sk-``, ``akia``…): the token rules, the ones that join lines."""
 
     def find(self, text: str) -> tuple[Redaction, ...]:
         """What ``sanitize`` would redact, in text order (for ``memtree check``)."""
@@ -195,19 +192,14 @@ class Sanitizer:
         return value
 
     def find_in_name(self, value: str) -> tuple[Redaction, ...]:
-        """The secrets in a name: as in text, and a prefixed token glued to a word (``teamghp_…``, ``notessk-ant-…``).
+        """The secrets in a name, as in text; the stem is scanned too.
 
-        Why more than ``find``: in prose a token rule wants a boundary before its prefix, so `subtoken`
-        or `task-based` stay words; a name has no prose, and a key glued to one is still a key. The stem
-        is scanned too: `bob@example.com.md` reads as a file name, `bob@example.com` is a secret.
+        Why the stem: `bob@example.com.md` reads as a file name, `bob@example.com` is a secret. A token glued
+        to a word (``teamghp_…``, ``notessk-ant-…``) is found as in text (secret_rules._glued).
         """
         found: list[Redaction] = []
         for text in dict.fromkeys((value, value.removesuffix(".md"))):
             found += self.find(text)
-            lowered = text.lower()
-            glued = {at for needle in self._prefixes for at in _occurrences(lowered, needle) if at > 0}
-            for at in sorted(glued):
-                found += [Redaction(r.kind, r.start + at, r.end + at) for r in self.find(text[at:])]
         return tuple(dict.fromkeys(found))
 
     def _scan(self, text: str) -> tuple[tuple[Redaction, ...], tuple[str, ...]]:
@@ -268,15 +260,6 @@ class Sanitizer:
             except Exception as error:  # why: a user regex must never stop a write (RecursionError, …)
                 failures.append(f"privacy rule {rule.kind} {_preview(rule.pattern.pattern)} failed: {error}; skipped")
         return found, failures
-
-
-def _occurrences(text: str, needle: str) -> list[int]:
-    """Where ``needle`` starts in ``text``."""
-    out, at = [], text.find(needle)
-    while at >= 0:
-        out.append(at)
-        at = text.find(needle, at + 1)
-    return out
 
 
 def _apply(text: str, redactions: Sequence[Redaction]) -> str:
