@@ -212,11 +212,14 @@ def _high_entropy(value: str) -> bool:
 
 
 def _random_like(value: str) -> bool:
-    """Digits and capitals make a third of its letters and digits or more, as in a random key (base62 ~58%,
-    hex ~62%, `AKIA…` all); a slug of words does not (`task-2024-quarterly-review` 13%)."""
+    """Digits and capitals make a quarter of its letters and digits or more, as in a key (random base62 ~58%).
+
+    Why a quarter: a slug of words stays under it (`task-2024-quarterly-review` 18%); a made-up key such as
+    `ghp_abcdefghijklmnopqrstuvwxyz0123456789` (26%) is still a key.
+    """
     alnum = [ch for ch in value if ch.isascii() and ch.isalnum()]
     digits = sum(ch.isdigit() for ch in alnum)
-    return 0 < digits < len(alnum) and 3 * (digits + sum(ch.isupper() for ch in alnum)) >= len(alnum)
+    return 0 < digits < len(alnum) and 4 * (digits + sum(ch.isupper() for ch in alnum)) >= len(alnum)
 
 
 def _quoted_password(value: str) -> bool:
