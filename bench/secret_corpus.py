@@ -6,7 +6,10 @@ a memory-tool path), checked with ``Sanitizer.find_in_name``. ``split`` says wha
 chosen on: ``tune`` holds the kinds of disguise issue 27 named (its exact 97 cases were not kept)
 and the near misses of the tests; ``holdout`` was written before the rules were run on it and is
 reported apart. Its misses are left as found; its one false positive (``password = getpass()``,
-flagged before issue 27 too) was fixed after, so that case no longer counts as held out.
+flagged before issue 27 too) was fixed after, so that case no longer counts as held out. Its six
+misses were then fixed by principle (label vocabulary, quoted values, command-line credentials,
+glued key formats), so ``holdout`` is no longer held out either: ``holdout2`` was written before
+that fix, in forms the other parts lack, measured before it and once after, never tuned on.
 
 Fake secrets are assembled from pieces so that secret scanners do not flag this file.
 """
@@ -24,7 +27,7 @@ from urllib.parse import quote
 
 @dataclass(frozen=True)
 class Case:
-    split: str  # "tune" or "holdout"
+    split: str  # "tune", "holdout" or "holdout2"
     group: str
     text: str
     secret: str  # what must not survive; "" for ordinary text
@@ -198,4 +201,131 @@ ORDINARY: list[Case] = [
     Case("holdout", "name", "hf_datasets-notes", "", name=True),
 ]  # fmt: skip
 
-SECRETS: list[Case] = TUNE + HOLDOUT
+# Written before the fix of the six held-out misses, in forms the parts above lack; not tuned on.
+SLACK_USER = "xox" + "p-1234567890-0987654321-1122334455-a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6"
+AZURE_KEY = "Zm9vYmFy" + "QmF6UXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6MDEyMzQ1Njc4OQ=="
+SENDGRID = "SG." + "aB3dE5fG7hI9jK1lM3nO5p" + "." + "qR7sT9uV1wX3yZ5aB7cD9eF1gH3iJ5kL7mN9oP1qR3s"
+DIGITALOCEAN = "dop_v1_" + "4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e"
+PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "VJTUt9Us8cKj"
+DOCKER_PAT = "dckr_pat_" + "Ab12Cd34Ef56Gh78Ij90Kl12"
+
+HOLDOUT2: list[Case] = [
+    # Korean
+    Case("holdout2", "korean", "핀번호: 5830", "5830"),
+    Case("holdout2", "korean", "카드 핀 번호는 2468이야", "2468"),
+    Case("holdout2", "korean", "와이파이 암호는 \"sunny day 77\" 이에요", "day 77"),
+    Case("holdout2", "korean", "공유기 관리자 패스워드=Adm1n!234", "Adm1n!234"),
+    Case("holdout2", "korean", "DB 접속 계정 app / 비번 Qw3rty!! 로 되어 있음", "Qw3rty!!"),
+    Case("holdout2", "korean", "인증서 암호 ‘M00nL1ght’ 로 묶었다", "M00nL1ght"),
+    Case("holdout2", "korean", f"슬랙 토큰값{SLACK}을 넣어라", SLACK[12:]),
+    Case("holdout2", "korean", "금고 비밀번호 “blue whale 19” 입니다", "whale 19"),
+    # env files and config
+    Case("holdout2", "env", "REDIS_PWD=r3dis-Pw9", "r3dis-Pw9"),
+    Case("holdout2", "env", "SMTP_PASS='mail pass 42'", "pass 42"),
+    Case("holdout2", "env", "JWT_SECRET=9f8e7d6c5b4a39281706", "9f8e7d6c5b4a39281706"),
+    Case("holdout2", "env", "STRIPE_WEBHOOK_KEY=whk8s7d6f5g4h3j2k1l", "whk8s7d6f5g4h3j2k1l"),
+    Case("holdout2", "env", "ADMIN_PIN=7731", "7731"),
+    Case("holdout2", "env", "export MAIL_PASSWD=\"letter box 5\"", "box 5"),
+    Case("holdout2", "env", "VAULT_TOKEN: hvs.CAESIJ3x9kLmN0pQrStUv2wXyZ", "hvs.CAESIJ3x9kLmN0pQrStUv2wXyZ"),
+    Case("holdout2", "yaml", "redis:\n  auth_pass: \"r3d1s pass 8\"\n  port: 6379", "pass 8"),
+    Case("holdout2", "yaml", "oauth:\n  client_secret: 8c1f2e3d4b5a69788796a5b4\n", "8c1f2e3d4b5a69788796a5b4"),
+    Case("holdout2", "yaml", "smtp:\n  pass: Tr4nsp0rt#\n", "Tr4nsp0rt#"),
+    Case("holdout2", "json", '{"db": {"user": "app", "pass": "open sesame 9"}}', "sesame 9"),
+    Case("holdout2", "json", '{"apiKey": "Zm9vYmFyYmF6cXV4MTIzNDU2"}', "Zm9vYmFyYmF6cXV4MTIzNDU2"),
+    Case("holdout2", "json",
+         '{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + PEM_BODY + '\\n-----END PRIVATE KEY-----\\n"}', PEM_BODY),
+    Case("holdout2", "config",
+         f"DefaultEndpointsProtocol=https;AccountName=st1;AccountKey={AZURE_KEY};EndpointSuffix=x", AZURE_KEY[:20]),
+    Case("holdout2", "config", "[client]\nuser = root\npassword = \"two words 3\"\n", "words 3"),
+    # shell commands
+    Case("holdout2", "shell", "mysql -u root -pS3cretPw9 appdb", "S3cretPw9"),
+    Case("holdout2", "shell", "sshpass -p 'Rt0or!x' ssh root@bastion", "Rt0or!x"),
+    Case("holdout2", "shell", "curl --user deploy:Dpl0y-2026 https://x.example.com", "Dpl0y-2026"),
+    Case("holdout2", "shell", "curl -sSu ci-bot:Bu1ld-Key https://ci.example.com", "Bu1ld-Key"),
+    Case("holdout2", "shell", "git -c http.extraheader='AUTHORIZATION: bearer Zq8x7c6v5b4n3m2l1k0j' fetch",
+         "Zq8x7c6v5b4n3m2l1k0j"),
+    Case("holdout2", "shell", "docker login -u ci --password Dck3r-pw registry.example.com", "Dck3r-pw"),
+    Case("holdout2", "shell", f"docker login -u ci -p {DOCKER_PAT}", DOCKER_PAT),
+    Case("holdout2", "shell", "redis-cli -a R3d!sPass ping", "R3d!sPass"),
+    # chat prose
+    Case("holdout2", "prose", "btw the wifi pw is coffee4ever", "coffee4ever"),
+    Case("holdout2", "prose", "Use passphrase \"purple monkey dishwasher 7\" for the vault", "monkey dishwasher 7"),
+    Case("holdout2", "prose", "login: admin / pass: Xy7#kq2m", "Xy7#kq2m"),
+    Case("holdout2", "prose", "here's the API key: 4f9d2c1ab8e7f6d5c4b3a291", "4f9d2c1ab8e7f6d5c4b3a291"),
+    Case("holdout2", "prose", "the secret key is Qm9yZWRAdGhlZG9vcjE5", "Qm9yZWRAdGhlZG9vcjE5"),
+    Case("holdout2", "prose", "my pin is 9184, don't tell anyone", "9184"),
+    Case("holdout2", "prose", "Password - Sn0wfall!88", "Sn0wfall!88"),
+    # URLs
+    Case("holdout2", "url", "wss://stream.example.com/socket?auth=9c8b7a6d5e4f3a2b1c0d", "9c8b7a6d5e4f3a2b1c0d"),
+    Case("holdout2", "url", "ssh admin:P4ss-w0rd@bastion.example.com", "P4ss-w0rd"),
+    Case("holdout2", "url", "https://hooks.example.com/in?access_token=a1b2c3d4e5f6a7b8c9d0", "a1b2c3d4e5f6a7b8c9d0"),
+    Case("holdout2", "url", "amqp://guest:Gu3st%21pw@mq.example.com:5672/", "Gu3st%21pw"),
+    # key formats, glued or not yet named
+    Case("holdout2", "glued", f"awskey{AWS_ID}prod", AWS_ID),
+    Case("holdout2", "glued", f"token{GITHUB}end", GITHUB[4:]),
+    Case("holdout2", "glued", f"slack{SLACK_USER}", SLACK_USER[5:]),
+    Case("holdout2", "glued", f"maps{GOOGLE}", GOOGLE[4:]),
+    Case("holdout2", "glued", f"cookie:session{JWT}", JWT[3:30]),
+    Case("holdout2", "format", f"SENDGRID={SENDGRID}", SENDGRID[3:]),
+    Case("holdout2", "format", f"do token {DIGITALOCEAN}", DIGITALOCEAN[7:]),
+    Case("holdout2", "name", f"infra{SLACK_USER}", SLACK_USER, name=True),
+    Case("holdout2", "name", f"bank/keys/{AWS_ID}x.md", AWS_ID, name=True),
+]  # fmt: skip
+
+_PNG_DOC = base64.b64encode(_png(8, 8, 3)).decode()
+
+ORDINARY2: list[Case] = [
+    Case("holdout2", "prose", "the PIN code feature ships next sprint", ""),
+    Case("holdout2", "prose", "password reset flow sends an email link", ""),
+    Case("holdout2", "prose", "token bucket rate limiter with 100 tokens per second", ""),
+    Case("holdout2", "prose", "the secret sauce is consistency", ""),
+    Case("holdout2", "prose", "Secret Santa list is in the shared doc", ""),
+    Case("holdout2", "prose", "passport photo due Friday; bypass the cache with ?nocache=1", ""),
+    Case("holdout2", "prose", "the build passes: 142 passed, 3 skipped", ""),
+    Case("holdout2", "prose", "the password policy requires 2FA since 2024-03-01", ""),
+    Case("holdout2", "prose", "api key rotation: every 90 days", ""),
+    Case("holdout2", "prose", "API key: see the vault", ""),
+    Case("holdout2", "prose", "password: (ask Minji)", ""),
+    Case("holdout2", "prose", "passphrase: see below", ""),
+    Case("holdout2", "prose", "PIN: required for card payments", ""),
+    Case("holdout2", "prose", "connect PIN 13 to ground and pin numpy==1.26.4", ""),
+    Case("holdout2", "prose", "the client_secret field is optional", ""),
+    Case("holdout2", "prose", "Basic auth header format: Basic base64(user:pass)", ""),
+    Case("holdout2", "prose", "keypass and KeePassXC import, compass heading 270", ""),
+    Case("holdout2", "prose", "the secret is that nobody reads the logs", ""),
+    Case("holdout2", "ids", "commit 3f9a2c1e8b7d6f5a4c3b2a1908f7e6d5c4b3a291 reverted it", ""),
+    Case("holdout2", "ids", "request id 9b2f4c1e-7a3d-4e8b-9c6f-1a2b3c4d5e6f in the docs", ""),
+    Case("holdout2", "ids", "version 2.14.0-beta.3+build.5521", ""),
+    Case("holdout2", "ids", "SHA-1 da39a3ee5e6b4b0d3255bfef95601890afd80709", ""),
+    Case("holdout2", "ids", "AKIA prefix means a long-term key; ghp_ marks a classic token", ""),
+    Case("holdout2", "ids", "sk- keys rotate monthly; xoxb tokens belong to bots; JWTs start with eyJ", ""),
+    Case("holdout2", "image", f"![logo](data:image/png;base64,{_PNG_DOC})", ""),
+    Case("holdout2", "env", "DB_PASS is read from the environment", ""),
+    Case("holdout2", "env", "set DB_PASS in .env before starting; JWT_SECRET is rotated by ops", ""),
+    Case("holdout2", "env", "MAX_TOKEN_LENGTH=4096\nTOKEN_EXPIRY_SECONDS=3600\nPASSWORD_MIN_LENGTH=12", ""),
+    Case("holdout2", "env", "SESSION_KEY_PREFIX=memtree\nCACHE_KEY=users:list:v2\nPRIMARY_KEY=id", ""),
+    Case("holdout2", "env", "sort_key: created_at\npartition_key: tenant_id", ""),
+    Case("holdout2", "config", "password: '{{ vault_db_password }}'", ""),
+    Case("holdout2", "config", "token: <your token here>", ""),
+    Case("holdout2", "shell", "curl -u $USER:$TOKEN https://api.example.com", ""),
+    Case("holdout2", "shell", "curl -u admin https://api.example.com (prompts for the password)", ""),
+    Case("holdout2", "shell", "mysql -u root -p appdb  # prompts", ""),
+    Case("holdout2", "shell", "docker login -u ci --password-stdin < token.txt", ""),
+    Case("holdout2", "shell", "pg_dump --password-file /run/secrets/db -p 5432 app", ""),
+    Case("holdout2", "shell", "tar -czf backup.tgz -p ./data && ssh -p 2222 host", ""),
+    Case("holdout2", "url", "git clone https://user@github.com/org/repo.git", ""),
+    Case("holdout2", "url", "postgres://app@localhost/app and redis://cache:6379/0", ""),
+    Case("holdout2", "code", "password_hash = bcrypt(pw)\ndef set_pin(pin: int) -> None: ...", ""),
+    Case("holdout2", "code", "PASS = 'pass'\nFAIL = 'fail'\nstatus: pass", ""),
+    Case("holdout2", "korean", "비밀번호 찾기 기능은 다음 주에 배포", ""),
+    Case("holdout2", "korean", "핀번호 입력 화면 디자인 리뷰", ""),
+    Case("holdout2", "korean", "암호화 알고리즘은 AES-256-GCM 이다", ""),
+    Case("holdout2", "korean", "토큰 수 제한: 4096, 토큰 버킷 알고리즘으로 초당 100개", ""),
+    Case("holdout2", "korean", "핀 번호는 네 자리 숫자여야 한다", ""),
+    Case("holdout2", "name", "bank/auth/password-reset-flow.md", "", name=True),
+    Case("holdout2", "name", "project:token-bucket", "", name=True),
+    Case("holdout2", "name", "bank/tasks/task-2024-quarterly-review.md", "", name=True),
+]  # fmt: skip
+
+SECRETS: list[Case] = TUNE + HOLDOUT + HOLDOUT2
+ORDINARY_ALL: list[Case] = ORDINARY + ORDINARY2

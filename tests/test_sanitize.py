@@ -272,7 +272,7 @@ def test_adversarial_inputs_return(text: str) -> None:
     assert sanitize(result.text).text == result.text
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)  # why: a loaded 2-core machine, not a slow rule
 @given(st.text())
 def test_never_raises_and_is_idempotent(text: str) -> None:
     result = sanitize(text)
@@ -283,7 +283,7 @@ def test_never_raises_and_is_idempotent(text: str) -> None:
 PIECES = [text for _, text, _ in SAMPLE_SECRETS] + NEAR_MISSES + ["", " ", "\n", ":", "=", "@", "-", ".", "/", "0", "a"]
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)  # why: a loaded 2-core machine, not a slow rule
 @given(st.lists(st.sampled_from(PIECES), max_size=6).map("".join))
 def test_glued_samples_stay_idempotent(text: str) -> None:
     result = sanitize(text)
@@ -600,3 +600,118 @@ def test_catalog_keeps_a_hand_written_heading_secret_out_of_the_tree(root: Path)
     tree = (root / "tree-index.json").read_text(encoding="utf-8")
     assert "ops/keys" in tree and SECRET.lower() not in tree.lower()  # keywords are case-folded
     assert [p for p in _everywhere(root, SECRET) if not p.startswith("bank/")] == []
+
+
+# Issue 27's held-out misses, closed by principle: each case below is a form of its own, not a corpus string.
+# (a) the secret-label vocabulary: compounds, PIN, Korean, quoted values with spaces, a passphrase's words.
+LABEL_FORMS: list[tuple[str, str, str]] = [
+    ("compound", "export SMTP_PASS=Gq4!zr8w", "Gq4!zr8w"),
+    ("compound", "cache:\n  redis_pass: Lm3#nb7Q\n", "Lm3#nb7Q"),
+    ("compound", "MYSQL_PWD=k9Jd-2mq", "k9Jd-2mq"),
+    ("compound", "const dbPass = 'Wq7-er9t';", "Wq7-er9t"),
+    ("pin", "PIN: 6390", "6390"),
+    ("pin", "BACKUP_PIN=551203", "551203"),
+    ("pin", "pin code = 2277-0041", "2277-0041"),
+    ("pin", "핀번호: 8024", "8024"),
+    ("pin", "핀 번호는 3197 이다", "3197"),
+    ("pin", "her pin was 7710", "7710"),
+    ("quoted", "password is 'lazy dog 31'", "dog 31"),
+    ("quoted", 'the passcode is "7 up 7 down"', "up 7 down"),
+    ("quoted", "password = \u201cmy cat 42\u201d", "cat 42"),
+    ("quoted", "관리자 비밀번호는 'open door 5' 이다", "door 5"),
+    ("quoted", "pwd: \u2018x y z 9\u2019", "y z 9"),
+    ("passphrase", "passphrase: little bobby tables", "bobby tables"),
+    ("passphrase", "GPG_PASSPHRASE=quiet river stone", "river stone"),
+]
+# (b) known key formats glued to a word on either side.
+GLUED_FORMS: list[tuple[str, str, str]] = [
+    ("aws-access-key", f"id{AWS_ID}x", AWS_ID),
+    ("aws-access-key", f"prod_{AWS_ID}", AWS_ID),
+    ("github-token", f"pushed with mytoken{GITHUB}", GITHUB[4:]),
+    ("openai-key", f"key:{OPENAI}", OPENAI[8:]),
+    ("openai-key", f"teamkey{OPENAI}", OPENAI[8:]),
+    ("anthropic-key", f"cfg{ANTHROPIC}", ANTHROPIC[8:]),
+    ("slack-token", f"bot{SLACK}", SLACK[5:]),
+    ("google-api-key", f"gmaps{GOOGLE}", GOOGLE[4:]),
+    ("jwt", f"auth{JWT}", JWT[3:40]),
+]
+# (c) a random-looking value after a generic label (`*_KEY`, camelCase, `auth`, `the API key is`).
+ENTROPY_FORMS: list[tuple[str, str, str]] = [
+    ("password", "PUSHER_APP_KEY=b7e1c9d04f2a6e38a1d5", "b7e1c9d04f2a6e38a1d5"),
+    ("password", '{"clientSecret": "Rz4kP9mQ2wX7vB3n"}', "Rz4kP9mQ2wX7vB3n"),
+    ("password", "?auth=5e2d9a7c1b8f4e6a3d0c&v=2", "5e2d9a7c1b8f4e6a3d0c"),
+    ("password", "the API key is 7c4a1e9b2d8f5a3c6e0b", "7c4a1e9b2d8f5a3c6e0b"),
+    ("password", "our secret key is Nk3vT8qW1zR6yH4m", "Nk3vT8qW1zR6yH4m"),
+    ("password", "access key: Yb5nQ2xK8mW4rT7c", "Yb5nQ2xK8mW4rT7c"),
+]
+# The command-line forms: -u user:password (short flags run together too), --password X, --token X.
+CLI_FORMS: list[tuple[str, str, str]] = [
+    ("password", "curl -u ops:Pa55-word! https://x.example.com", "Pa55-word!"),
+    ("password", "curl -fsSLu bot:Zk8-Qw2r https://x", "Zk8-Qw2r"),
+    ("password", "curl --user=ops:Pa55-word! https://x", "Pa55-word!"),
+    ("password", "vault login --password S3cr3t-42 -method=userpass", "S3cr3t-42"),
+    ("password", "mytool --password 'two words 8' run", "two words 8"),
+    ("password", "gh auth --token 9fA3kQ7mZ2xW8bN4 status", "9fA3kQ7mZ2xW8bN4"),
+]
+# What these principles must leave alone.
+PRINCIPLE_NEAR_MISSES = [
+    "PIN: required at the terminal; GPIO PIN 12 is the LED; pin requests==2.31.0",
+    "핀번호 입력 화면, 핀 번호는 네 자리",
+    "password is 'required' and 'case-sensitive'",
+    'the passcode is "optional" for guests',
+    "PASS = 'pass'\nFAIL = 'fail'\nresult: pass",
+    "bypass=true passport=none compass: 270",
+    "SESSION_KEY_PREFIX=memtree and CACHE_KEY=users:list:v2 and SORT_KEY=created_at_2",
+    "the API key is stored in the vault; the secret is in the details",
+    "auth: required, auth=basic, key: value, monkey: banana",
+    "docker run -u 1000:1000 image; curl -u $USER:$TOKEN https://x; curl -u user:pass https://x",
+    "docker login --password-stdin; pg_dump --password-file /run/x",
+    "awkwardAKIA is a word, and a task-2024-quarterly-review-notes slug",
+    "desk-ant-farm-and-more-words-here-please and whisk-proj-Lemonade-Recipe-Book",
+    "image: data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kg",
+]
+
+
+@pytest.mark.parametrize(("form", "text", "secret"), LABEL_FORMS)
+def test_a_value_after_any_secret_label_is_redacted(form: str, text: str, secret: str) -> None:
+    result = sanitize(text)
+    assert secret not in result.text, form
+    assert {r.kind for r in result.redactions} == {"password"}
+    assert sanitize(result.text).text == result.text
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), GLUED_FORMS)
+def test_a_known_key_format_glued_to_a_word_is_redacted(kind: str, text: str, secret: str) -> None:
+    result = sanitize(text)
+    assert secret not in result.text
+    assert kind in {r.kind for r in result.redactions}
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), ENTROPY_FORMS + CLI_FORMS)
+def test_a_random_value_after_a_generic_label_and_a_command_credential_are_redacted(
+    kind: str, text: str, secret: str
+) -> None:
+    result = sanitize(text)
+    assert secret not in result.text
+    assert kind in {r.kind for r in result.redactions}
+
+
+@pytest.mark.parametrize("text", PRINCIPLE_NEAR_MISSES)
+def test_the_label_principles_leave_ordinary_text_alone(text: str) -> None:
+    assert sanitize(text).redactions == ()
+
+
+def test_only_the_value_is_redacted_the_label_and_the_rest_stay() -> None:
+    assert sanitize("export SMTP_PASS=Gq4!zr8w && run").text == "export SMTP_PASS=[REDACTED:password] && run"
+    assert sanitize("PIN: 6390").text == "PIN: [REDACTED:password]"
+    assert sanitize("password is 'lazy dog 31' ok").text == "password is '[REDACTED:password]' ok"
+    assert sanitize("passphrase: little bobby tables").text == "passphrase: [REDACTED:password]"
+    assert sanitize("curl -u ops:Pa55-word! https://x").text == "curl -u ops:[REDACTED:password] https://x"
+    assert sanitize(f"id{AWS_ID}x").text == "id[REDACTED:aws-access-key]x"
+    assert sanitize("the API key is 7c4a1e9b2d8f5a3c6e0b.").text == "the API key is [REDACTED:password]."
+
+
+def test_a_glued_key_in_a_name_is_refused() -> None:
+    with pytest.raises(QueryError):
+        Sanitizer().require_clean(f"{AWS_ID}backup", "--to")
+    assert Sanitizer().require_clean("task-2024-quarterly-review", "--to") == "task-2024-quarterly-review"

@@ -13,11 +13,21 @@ text with %XX and HTML entities decoded (again while that changes anything: ``%2
 (``раssword=`` with a Cyrillic р and а) and zero-width characters dropped; the token rules also on
 a view with line breaks inside a token removed, and the base64 rule on one with a wrapped blob's
 lines joined — a match across a break is taken before one within a line, so a key's tail goes
-with its head. A match in a view redacts the original characters it came from. ``비밀번호는
-hunter2`` (a Korean label, no separator), ``the admin password is X``, ``passcode X`` (English, a
-digit needed without `is`/`to`) and ``password:`` with its value alone on the next line need a
-password-like value (ASCII, a digit or symbol, lower case unless a PIN); a bare 40-character AWS
-secret needs its AKIA… id within 200 characters.
+with its head. A match in a view redacts the original characters it came from.
+
+Labels are one vocabulary (secret_rules._PASSWORD_LABEL, _TOKEN_LABEL, _KEY_LABEL): password words
+in English and Korean and their compounds (``DB_PASS``, ``REDIS_PWD``, ``dbPassword``), PIN
+(``ADMIN_PIN``, 핀번호), token/secret/API-key names, and generic key names (``*_KEY``, ``AccountKey``,
+``auth``). Every form takes the same vocabulary: ``=``/``:``, a sentence (``the API key is X``,
+``my pin is 4821``), a Korean label with no separator, a quoted value up to its closing quote (spaces
+and all, “curly” too), a passphrase's words, and a command's ``-u user:X`` or ``--password X``. The
+family decides the value: a password word takes any value but a placeholder or a type name; bare
+``pass``, a value with no separator and ``비밀번호는 hunter2`` a password-like one (ASCII, a digit or
+symbol, lower case unless a PIN); a PIN 4–12 digits; token names a token-like one; generic key names a
+random-looking one (12+ characters, digits and capitals a quarter or more, ≥ 3.5 bits/character).
+Known key prefixes (AKIA…, ghp_, xoxb-, sk-, AIza, eyJ…) count glued to a word before them when the
+key looks random and is not inside a base64 blob. A bare 40-character AWS secret needs its AKIA… id
+within 200 characters.
 
 Encoded secrets and entropy (measured by ``bench/secret_scan.py`` on KorQuAD, LoCoMo, tests/data and
 bank/, 3,750 documents, and the labelled corpus of bench/secret_corpus.py): a base64 or hex run of
@@ -36,8 +46,8 @@ ordinary documents like these rules, and ran at ~8 ms/KB against 0.3–0.85 ms/K
 add a dependency (with ``requests``) for less coverage.
 
 Fields are not entry text: ``field`` redacts a free-text metadata value, ``require_clean``
-refuses (QueryError) a tag, scope, id or path holding a secret, since a redacted name is useless;
-in a name a prefixed token glued to a word counts (``find_in_name``). The change journal's copies of
+refuses (QueryError) a tag, scope, id or path holding a secret, since a redacted name is useless
+(``find_in_name``: as in text, and the stem without ``.md``). The change journal's copies of
 old note text are redacted on record (this module registers with memtree.notes.recorder).
 """
 
@@ -58,7 +68,6 @@ from memtree.write.secret_rules import (
     BASE64_MAX_CHARS,
     CUSTOM_KIND,
     ENCODED_KIND,
-    LINES,
     MARKER,
     MARKER_RE,
     MAX_PASSES,
@@ -158,8 +167,6 @@ class Sanitizer:
                 warnings.append(f"privacy.custom_patterns[{index}]: {rule}; skipped")
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.warnings: tuple[str, ...] = tuple(warnings)
-        self._prefixes = tuple(sorted({n for rule in self.rules if rule.joins == LINES for n in rule.needles}))
-        """The known token prefixes (``ghp_``, ``sk-``, ``akia``…): the token rules, the ones that join lines."""
 
     def find(self, text: str) -> tuple[Redaction, ...]:
         """What ``sanitize`` would redact, in text order (for ``memtree check``)."""
@@ -195,19 +202,14 @@ class Sanitizer:
         return value
 
     def find_in_name(self, value: str) -> tuple[Redaction, ...]:
-        """The secrets in a name: as in text, and a prefixed token glued to a word (``teamghp_…``, ``notessk-ant-…``).
+        """The secrets in a name, as in text; the stem is scanned too.
 
-        Why more than ``find``: in prose a token rule wants a boundary before its prefix, so `subtoken`
-        or `task-based` stay words; a name has no prose, and a key glued to one is still a key. The stem
-        is scanned too: `bob@example.com.md` reads as a file name, `bob@example.com` is a secret.
+        Why the stem: `bob@example.com.md` reads as a file name, `bob@example.com` is a secret. A token glued
+        to a word (``teamghp_…``, ``notessk-ant-…``) is found as in text (secret_rules._glued).
         """
         found: list[Redaction] = []
         for text in dict.fromkeys((value, value.removesuffix(".md"))):
             found += self.find(text)
-            lowered = text.lower()
-            glued = {at for needle in self._prefixes for at in _occurrences(lowered, needle) if at > 0}
-            for at in sorted(glued):
-                found += [Redaction(r.kind, r.start + at, r.end + at) for r in self.find(text[at:])]
         return tuple(dict.fromkeys(found))
 
     def _scan(self, text: str) -> tuple[tuple[Redaction, ...], tuple[str, ...]]:
@@ -268,15 +270,6 @@ class Sanitizer:
             except Exception as error:  # why: a user regex must never stop a write (RecursionError, …)
                 failures.append(f"privacy rule {rule.kind} {_preview(rule.pattern.pattern)} failed: {error}; skipped")
         return found, failures
-
-
-def _occurrences(text: str, needle: str) -> list[int]:
-    """Where ``needle`` starts in ``text``."""
-    out, at = [], text.find(needle)
-    while at >= 0:
-        out.append(at)
-        at = text.find(needle, at + 1)
-    return out
 
 
 def _apply(text: str, redactions: Sequence[Redaction]) -> str:
