@@ -164,6 +164,8 @@ PARITY = [
     ["search", "크론 스케줄", "--explain"],
     ["search", "배포 체크리스트", "--budget", "300"],
     ["search", "양자역학 블랙홀 증명"],  # rejected: exit 1, the reason on stderr
+    ["search", "양자역학 블랙홀 증명", "--json"],  # the same, on the fast path the daemon runs too
+    ["search", "?!", "--json"],  # no searchable term: one line, exit 2
     ["search", "--bogus"],  # a usage error: one line, exit 2
     ["context", "크론 스케줄 설계", "--budget", "300"],
     ["context", "가치관", "--json"],
@@ -186,7 +188,7 @@ def test_the_cli_through_the_daemon_prints_what_it_prints_in_process(sample_root
             through, local = cli(root, *args), cli(root, *args, daemon=False)
             assert through.returncode == local.returncode, (args, through.stderr, local.stderr)
             assert through.stderr == local.stderr, args
-            if "--json" in args and args[0] == "search":
+            if "--json" in args and args[0] == "search" and local.stdout:
                 assert _steady_json(through.stdout) == _steady_json(local.stdout), args
             else:
                 assert _masked(through.stdout) == _masked(local.stdout), args
@@ -283,9 +285,16 @@ FORWARDING_IMPORTS = {
 """Every module the forwarding path may import beyond what the interpreter had at start (issue 28.13):
 no pathlib, typing, re, enum, json or socket; their import costs more than the daemon's answer."""
 FORWARD_PROBE = """
-import sys
+import os, sys
 before = set(sys.modules)
 sys.argv = ["memtree", *sys.argv[1:]]
+end = os._exit
+def report(code):
+    new = sorted(set(sys.modules) - before)
+    sys.stderr.write("\\nIMPORTED " + " ".join(new) + "\\n")
+    sys.stderr.flush()
+    end(code)
+os._exit = report  # a forwarded command ends the process there (memtree.cli.entry.end_forwarded)
 try:
     from memtree.cli.entry import main
     main()
@@ -312,6 +321,65 @@ def test_the_forwarding_path_imports_only_what_it_lists(sample_root: Path) -> No
     assert run.returncode == 0 and json.loads(run.stdout)["hits"]
     imported = set(run.stderr.decode().rpartition("IMPORTED ")[2].split())
     assert imported and imported <= FORWARDING_IMPORTS, sorted(imported - FORWARDING_IMPORTS)
+
+
+TEARDOWN_PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("TEARDOWN\\n"))
+sys.argv = ["memtree", *sys.argv[1:]]
+from memtree.cli.entry import main
+main()
+"""
+
+
+def test_a_forwarded_command_ends_its_process_at_once_with_its_output_and_exit_code(sample_root: Path) -> None:
+    # Why at once: after the daemon's answer the interpreter's teardown was ~3 ms of a forwarded call
+    root = _copy(sample_root, "brief", STEADY_YAML)
+    probe = [sys.executable, "-c", TEARDOWN_PROBE]
+    with serving(root) as served:
+        for args, code in ((["search", "가치관", "--json"], 0), (["get", "nothing/here"], 2)):
+            before = served.requests()
+            run = subprocess.run([*probe, *args], cwd=root, capture_output=True, env=_env(), timeout=START_S)
+            assert served.requests() - before == 1, args  # forwarded
+            local = cli(root, *args, daemon=False)
+            assert run.returncode == local.returncode == code, (args, run.stderr)
+            assert b"TEARDOWN" not in run.stderr and run.stderr == local.stderr, args
+            assert (_steady_json(run.stdout) if code == 0 else run.stdout) == (
+                _steady_json(local.stdout) if code == 0 else local.stdout
+            )
+        in_process = subprocess.run([*probe, "--no-daemon", "get", "nothing/here"], cwd=root, capture_output=True)
+        assert in_process.returncode == 2 and b"TEARDOWN" in in_process.stderr  # a command run here exits as ever
+
+
+def test_the_daemon_answers_search_json_and_context_on_the_fast_paths(
+    sample_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memtree.cli.app  # noqa: F401  (every command registered, as in the daemon)
+    from memtree.cli import fast
+    from memtree.cli import serve as cli_serve
+
+    root = _copy(sample_root, "fast", STEADY_YAML)
+    mt = MemTree(root)
+    lines = [["search", "가치관", "--json"], ["search", "?!", "--json"], ["context", "크론 스케줄", "--budget", "300"]]
+
+    def answers() -> list[dict[str, Any]]:
+        request = {"tty": False, "env": {}, "stdin": None, "tz": os.environ.get("TZ")}
+        found = [cli_serve.run_forwarded(mt, request | {"argv": a}) for a in lines]
+        for answer in found:  # the search's scores, without the signals that move with time
+            for fd_text in answer["output"]:
+                if fd_text[1].startswith("{"):
+                    fd_text[1] = _steady_json(fd_text[1].encode("latin-1"))
+        return found
+
+    def no_click() -> None:
+        raise AssertionError("click parsed a command line a fast path answers")
+
+    with monkeypatch.context() as m:
+        m.setattr(cli_serve, "_command", no_click)
+        quick = answers()
+    monkeypatch.setattr(fast, "run", lambda argv, one_shot=True: None)  # the typer commands themselves
+    assert quick == answers()
+    assert [a["code"] for a in quick] == [0, 2, 0]
 
 
 @pytest.mark.parametrize(

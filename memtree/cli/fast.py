@@ -36,21 +36,27 @@ _SEARCH_OPTIONS = {**_CONTEXT_OPTIONS, "--tier": "tier"}
 _NUMBERS = ("budget", "k")
 
 
-def run(argv: list[str]) -> int | None:
-    """Run ``argv`` on a fast path; its exit code, or None when typer is to parse (and answer) it."""
+def run(argv: list[str], one_shot: bool = True) -> int | None:
+    """Run ``argv`` on a fast path; its exit code, or None when typer is to parse (and answer) it.
+
+    ``one_shot``: this process answers this one command and exits (the console script), so the cycle
+    collector may stay off; the daemon, which runs forwarded commands here too, passes False.
+    """
     if argv[:1] == ["context"]:
         options = parse_context(argv[1:])
         if options is not None:
             from memtree.cli.context import run_context
 
-            _one_shot()
+            if one_shot:
+                _one_shot()
             return run_context(*options)
     if argv[:1] == ["search"]:
         found = parse_search(argv[1:])
         if found is not None:
             from memtree.cli.search import run_search_json
 
-            _one_shot()
+            if one_shot:
+                _one_shot()
             return run_search_json(*found)
     return None
 

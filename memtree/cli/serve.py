@@ -28,6 +28,7 @@ import typer
 import typer.main
 
 from memtree import schema
+from memtree.cli import fast
 from memtree.cli.common import RootOption, _errors, _fail, app
 from memtree.cli.render import printable
 from memtree.cli.warm import serving
@@ -172,7 +173,7 @@ def run_forwarded(mt: MemTree, request: dict[str, Any]) -> dict[str, Any]:
     given = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     with _streams(out, err, given, ["memtree", *argv]), _environment(env, str(mt.root)), serving(mt):
         try:
-            code = _run_main()
+            code = _run_main(argv)
         except _StoppedEarly:
             return {"fallback": True}
         out.flush()
@@ -213,10 +214,17 @@ class _StoppedEarly(Exception):
     """typer or click stopped the command line before its command ran (a usage error, an abort)."""
 
 
-def _run_main() -> int:
-    """The console script's typer run, on the command built once; a traceback is exit 1, as Python's."""
+def _run_main(argv: list[str]) -> int:
+    """The console script's run: its fast paths, else typer on the command built once; a traceback is
+    exit 1, as Python's.
+
+    Why the fast paths first, as the console script takes them: `search --json` and `context` answer
+    the same bytes without click parsing the line, a third of a forwarded search's time in the daemon.
+    """
     try:
-        code = _command()(standalone_mode=False)
+        code = fast.run(argv, one_shot=False)
+        if code is None:
+            code = _command()(standalone_mode=False)
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0
