@@ -397,7 +397,7 @@ def test_the_clients_json_is_the_json_packages(value: Any) -> None:
     assert line == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert client.loads(line.encode("utf-8", "surrogateescape")) == value
     assert client.loads(b" [1.5, NaN, -Infinity] \n")[0] == 1.5
-    for broken in (b"", b"{", b'{"a": 1} x', b"\xff"):
+    for broken in (b"", b"{", b'{"a": 1} x', b"\xff", b"{not json", b"[1,]"):
         with pytest.raises(ValueError):
             client.loads(broken)
     with pytest.raises(TypeError):  # JSON has no infinity: refused here, as the daemon could not read it

@@ -262,7 +262,7 @@ def loads(data: bytes) -> Any:
     start = len(text) - len(text.lstrip())
     try:
         value, end = _scan(text, start)
-    except StopIteration:
+    except (StopIteration, SystemError):  # why SystemError: _json's scanner, used bare, raises it on some bad input
         raise ValueError("not JSON") from None
     if text[end:].strip():
         raise ValueError("more than one JSON document")
