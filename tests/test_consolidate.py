@@ -541,3 +541,22 @@ def test_a_note_changed_between_plan_and_apply_is_planned_again(tmp_path: Path) 
     after = (root / path).read_text(encoding="utf-8")
     assert "- 손으로 적은 새 줄" in after and "안정적이다!\n" not in after  # kept, and the new copy merged too
     assert sum(len(m.drop) for m in done) == sum(len(m.drop) for m in planned) + 1
+
+
+def test_consolidate_merges_the_golden_note_exactly_as_before_the_speed_up(tmp_path: Path) -> None:
+    """tests/data/consolidate_golden.json was made by the code before the near-linear candidate search
+    (tests/data/make_consolidate_golden.py): the same merges, the same note and archive after."""
+    import hashlib
+    import re
+
+    data = Path(__file__).parent / "data"
+    golden = json.loads((data / "consolidate_golden.json").read_text(encoding="utf-8"))
+    root = write_root(tmp_path, {"bank/golden/note.md": (data / "consolidate_golden.md").read_text(encoding="utf-8")})
+    report = MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
+    merges = [[m.keep.entry.start, [d.entry.start for d in m.drop], m.similarity] for m in report.merges]
+    assert merges == golden["merges"]
+    after = (root / "bank/golden/note.md").read_bytes()
+    archive = (root / "bank/_archive/golden/note.md").read_bytes()
+    archive = re.sub(rb"archived=\d{4}-\d{2}-\d{2}", b"archived=DATE", archive)
+    assert hashlib.sha256(after).hexdigest() == golden["note_sha256"]
+    assert hashlib.sha256(archive).hexdigest() == golden["archive_sha256"]
