@@ -81,7 +81,8 @@ def survey(
         doc = chunks.parse(body)
         note = decay.note_facts(path, list(doc.lines), mtime)
         for e in entries.parse_entries(body):
-            if not e.content:
+            content = e.content  # Why a name: Entry.content is worked out again at each reading
+            if not content:
                 continue
             stamp = decay.parse_time(e.meta.created)
             time_, dated = (stamp, "entry") if stamp is not None else (note.time, note.origin)
@@ -95,10 +96,10 @@ def survey(
                 why = f"weight {w:.3f} < {curve.archive_below}"
             elif auto and age > stale.prune_days and count < stale.prune_min_recalls:
                 why = f"auto entry {age:.0f} d old, recalled {count}×"
-            preview = e.content.split("\n", 1)[0]
-            span, sha = (e.start, e.end), digest(e.content)
+            preview = content.split("\n", 1)[0]
+            span, sha = (e.start, e.end), digest(content)
             row = Aged(
-                path, span, preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id, keys, sha, e.content
+                path, span, preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id, keys, sha, content
             )
             out.append(row)
     return out

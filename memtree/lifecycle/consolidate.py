@@ -310,8 +310,9 @@ def _apply_note(root: Path, snap: store.Snapshot, merges: list[Merge], now: floa
     for e in parsed:
         if e.meta.id:
             by_id.setdefault(e.meta.id, e)
-        by_content.setdefault(e.content, []).append(e)
-        by_words.setdefault(entries.normalize(e.content), e)
+        content = e.content
+        by_content.setdefault(content, []).append(e)
+        by_words.setdefault(entries.normalize(content), e)
 
     def locate(it: Item) -> entries.Entry | None:
         """``it`` in the note now: by id, else by its exact words — at the line planned, if still there.
