@@ -146,6 +146,8 @@ def candidate_pairs(
     at, and sets ``compared`` (tests hold both under a bound per entry, so quadratic work shows).
     """
     freq = Counter(g for s in sets for g in s)
+    # each bigram's place in the order rarest first (ties by the bigram): a prefix is sorted by it
+    rank = {g: k for k, g in enumerate(sorted(freq, key=lambda g: (freq[g], g)))}
     # Why: a set of fewer than t/(1-t) bigrams reaches t only with an identical set (one bigram
     # more or fewer already gives n/(n+1) < t), so it is found by hash, not by a scan
     smallest = threshold / (1 - threshold) if threshold < 1 else math.inf
@@ -168,7 +170,7 @@ def candidate_pairs(
         bucket.append(i)
         if len(s) < smallest:
             continue
-        ordered = sorted(s, key=lambda g: (freq[g], g))
+        ordered = sorted(s, key=rank.__getitem__)
         prefix = ordered[: len(s) - math.ceil(threshold * len(s)) + 1]
         size, mask = len(s), masks[i]
         least = threshold * size
@@ -306,13 +308,17 @@ def _apply_note(root: Path, snap: store.Snapshot, merges: list[Merge], now: floa
     parsed = entries.parse_entries(text)
     by_id: dict[str, entries.Entry] = {}
     by_content: dict[str, list[entries.Entry]] = {}
-    by_words: dict[str, entries.Entry] = {}
+    by_words: dict[str, entries.Entry] = {}  # made when first needed: normalizing every entry is slow
     for e in parsed:
         if e.meta.id:
             by_id.setdefault(e.meta.id, e)
-        content = e.content
-        by_content.setdefault(content, []).append(e)
-        by_words.setdefault(entries.normalize(content), e)
+        by_content.setdefault(e.content, []).append(e)
+
+    def words_of(it: Item) -> entries.Entry | None:
+        if not by_words:
+            for e in parsed:
+                by_words.setdefault(entries.normalize(e.content), e)
+        return by_words.get(entries.normalize(it.entry.content))
 
     def locate(it: Item) -> entries.Entry | None:
         """``it`` in the note now: by id, else by its exact words — at the line planned, if still there.
@@ -320,7 +326,7 @@ def _apply_note(root: Path, snap: store.Snapshot, merges: list[Merge], now: floa
         Why not normalized words: of `X` and `X.` (hand-written, no ids) both would be found as the
         first, and the kept one would be removed."""
         if it.entry.meta.id:  # entries.find's rule: by id, else by normalized words
-            return by_id.get(it.entry.meta.id) or by_words.get(entries.normalize(it.entry.content))
+            return by_id.get(it.entry.meta.id) or words_of(it)
         same = by_content.get(it.entry.content, [])
         return next((e for e in same if e.start == it.entry.start), same[0] if same else None)
 
