@@ -21,8 +21,10 @@ Auto-extracted entries older than ``consolidate.prune_days`` (90) and recalled f
 Candidate pairs come from hashing (identical bigram sets) and prefix filtering — two sets with
 Jaccard ≥ t share one of the rarest ``|A| − ⌈t·|A|⌉ + 1`` bigrams of each — with at most
 POSTING_SCAN entries looked at per bigram, so a note of thousands of entries is not compared pair by
-pair. Each note is planned without the root's write lock, then applied under it to the note as it
-is then (planned again when it changed): writes to other notes go on while a big note is planned.
+pair; and a candidate's bigram set is compared only when a bit mask of each set lets it reach t,
+so the work grows with the note's size (bench/consolidate_scale.py). Each note is planned without
+the root's write lock, then applied under it to the note as it is then (planned again when it
+changed): writes to other notes go on while a big note is planned.
 Each note's merges are one change in the journal. Single-flight: a second run while one holds
 ``.memtree/consolidate.lock`` stops with a message; each run records its time, counts and error in
 ``.memtree/consolidate.json``.
@@ -200,8 +202,9 @@ def candidate_pairs(
 def mask_width(sizes: list[int]) -> int:
     """Bits of the masks for sets of these sizes: a power of two of at least 4 × the median size, at least 128.
 
-    Why: two unrelated sets of n bigrams then set about 0.78 × 2n of the 4n bits or more, a bound
-    near 0.25, far under 0.85; wider masks refuse little more and cost more per candidate."""
+    Why: two unrelated sets of n bigrams then set about 0.79 × 2n of the 4n bits or more, a bound
+    near 0.27, far under 0.85; wider masks refuse little more and cost more per candidate (a
+    1,024-bit OR is twice a 128-bit one)."""
     median = sorted(sizes)[len(sizes) // 2] if sizes else 0
     return max(128, 1 << (4 * median).bit_length())
 
