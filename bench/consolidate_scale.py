@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How `memtree consolidate` scales with a note's size, and how long an add to another note waits.
 
-    python bench/consolidate_scale.py [--sizes 500,1000,2000,4000,100000] [--numbers 4000]
+    python bench/consolidate_scale.py [--sizes 500,1000,2000,4000,10000,100000] [--numbers 4000]
                                       [--timeout 600] [--seed 7]
 
 Each size N is one bank note of N generated lines, in a fresh memory root: random sentences of
@@ -9,10 +9,11 @@ Each size N is one bank note of N generated lines, in a fresh memory root: rando
 drawn from 3,000 made-up English and Korean words, one line in twenty a near-duplicate of an
 earlier one (a full stop added) so that there is something to merge. A run is
 ``MemTree.consolidate()`` in a child process, timed there, and given up after --timeout seconds
-(printed as "> T s"). Then the lock test: a note of --numbers number-only lines (the worst case of
-bigram blocking: ten digits make a hundred bigrams) is consolidated while another process adds one
-entry to another note, started once consolidate has begun; printed are the add's own time and
-consolidate's. Figures go to README's "Data safety" section.
+(printed as "> T s"); its CPU seconds are printed beside, the figure a loaded machine disturbs
+least. Then the lock test: a note of --numbers number-only lines (the worst case of bigram
+blocking: ten digits make a hundred bigrams) is consolidated while another process adds one entry
+to another note, started once consolidate has begun; printed are the add's own time and
+consolidate's. Figures, with the command, in bench/README.md ("consolidate_scale.py").
 """
 
 from __future__ import annotations
@@ -66,9 +67,10 @@ def build(root: Path, notes: dict[str, list[str]]) -> None:
 CONSOLIDATE = """
 import json, sys, time
 from memtree import MemTree
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 report = MemTree(sys.argv[1], refresh_interval=0).consolidate()
-print(json.dumps({"seconds": time.perf_counter() - t, "merged": sum(len(m.drop) for m in report.merges)}))
+seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+print(json.dumps({"seconds": seconds, "cpu": cpu, "merged": sum(len(m.drop) for m in report.merges)}))
 """
 ADD = """
 import json, sys, time
@@ -92,24 +94,27 @@ def run(code: str, root: Path, timeout: float) -> dict | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="500,1000,2000,4000,100000")
+    parser.add_argument(
+        "--sizes", default="500,1000,2000,4000,10000,100000", help="note sizes in lines, comma-separated"
+    )
     parser.add_argument("--numbers", type=int, default=4_000)
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    rng = random.Random(args.seed)
     print("# consolidate: one note of N lines\n")
-    print("| lines | MB | seconds | merged |")
-    print("|---|---|---|---|")
+    print("| lines | MB | seconds | CPU s | merged |")
+    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
+            rng = random.Random(args.seed * 1_000_003 + n)  # a size's note is the same whatever sizes run with it
             root = Path(tmp) / f"n{n}"
             build(root, {"bank/big/note.md": lines_of(n, rng, 12 if n < 20_000 else 6)})
             size = (root / "bank/big/note.md").stat().st_size / 1e6
             got = run(CONSOLIDATE, root, args.timeout)
-            shown = f"> {args.timeout:g}" if got is None else f"{got['seconds']:.2f}"
+            shown = f"> {args.timeout:g} | -" if got is None else f"{got['seconds']:.2f} | {got['cpu']:.2f}"
             print(f"| {n:,} | {size:.1f} | {shown} | {'-' if got is None else got['merged']} |", flush=True)
         root = Path(tmp) / "lock"
+        rng = random.Random(args.seed)
         build(root, {"bank/big/note.md": number_lines(args.numbers, rng), "bank/other/note.md": ["An other note"]})
         with tempfile.TemporaryFile("w+") as out:
             started = time.perf_counter()
@@ -129,7 +134,9 @@ def main() -> int:
             out.seek(0)
             result = json.loads(out.read().strip().splitlines()[-1])
     print(f"\n# an add to another note while consolidate runs on {args.numbers:,} number-only lines\n")
-    print(f"consolidate {result['seconds']:.2f} s ({wall:.2f} s wall with its start); ", end="")
+    print(
+        f"consolidate {result['seconds']:.2f} s, {result['cpu']:.2f} s CPU ({wall:.2f} s wall with its start); ", end=""
+    )
     print(f"the add took {'> ' + str(args.timeout) if add is None else format(add['seconds'], '.2f')} s")
     return 0
 

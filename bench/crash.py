@@ -126,7 +126,10 @@ def verify(root: Path, acked: list[dict[str, str]], hand: int = 0) -> dict[str, 
     fix = memtree("check", "--fix", "--root", str(root))
     check = memtree("check", "--root", str(root))
     if check.returncode:
+        kept = Path(tempfile.mkdtemp(prefix="crash-kept-")) / "root"
+        shutil.copytree(root, kept, symlinks=True)  # the temporary root goes: keep it to find the cause
         print(f"check --fix said:\n{fix.stdout}{fix.stderr}check said:\n{check.stdout}{check.stderr}", file=sys.stderr)
+        print(f"the root is kept in {kept}", file=sys.stderr)
     text = bank_text(root)
     ids: dict[str, int] = {}
     for m in _ID.finditer(text):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import itertools
 import json
+import math
 import random
 import time
 from collections import Counter
@@ -541,3 +542,120 @@ def test_a_note_changed_between_plan_and_apply_is_planned_again(tmp_path: Path) 
     after = (root / path).read_text(encoding="utf-8")
     assert "- 손으로 적은 새 줄" in after and "안정적이다!\n" not in after  # kept, and the new copy merged too
     assert sum(len(m.drop) for m in done) == sum(len(m.drop) for m in planned) + 1
+
+
+def test_consolidate_merges_the_golden_note_exactly_as_before_the_speed_up(tmp_path: Path) -> None:
+    """tests/data/consolidate_golden.json was made by the code before the near-linear candidate search
+    (tests/data/make_consolidate_golden.py): the same merges, the same note and archive after."""
+    import hashlib
+    import re
+
+    data = Path(__file__).parent / "data"
+    golden = json.loads((data / "consolidate_golden.json").read_text(encoding="utf-8"))
+    root = write_root(tmp_path, {"bank/golden/note.md": (data / "consolidate_golden.md").read_text(encoding="utf-8")})
+    report = MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
+    merges = [[m.keep.entry.start, [d.entry.start for d in m.drop], m.similarity] for m in report.merges]
+    assert merges == golden["merges"]
+    after = (root / "bank/golden/note.md").read_bytes()
+    archive = (root / "bank/_archive/golden/note.md").read_bytes()
+    archive = re.sub(rb"archived=\d{4}-\d{2}-\d{2}", b"archived=DATE", archive)
+    assert hashlib.sha256(after).hexdigest() == golden["note_sha256"]
+    assert hashlib.sha256(archive).hexdigest() == golden["archive_sha256"]
+
+
+def _sentences(n: int, seed: int, vocabulary: int = 400) -> list[str]:
+    """N sentences of 4-12 words from a small made-up vocabulary, one in ten a near copy of an earlier one."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(3, 7))) for _ in range(vocabulary)]
+    out: list[str] = []
+    for i in range(n):
+        if i > 5 and rng.random() < 0.1:
+            base = rng.choice(out[-10:])
+            cut = rng.randrange(len(base))
+            out.append(base[:cut] + rng.choice("qrstuvwxyz") + base[cut + 1 :])  # one letter changed
+        else:
+            out.append(" ".join(rng.choice(words) for _ in range(rng.randint(4, 12))))
+    return out
+
+
+def test_the_bit_mask_bound_never_refuses_a_pair_brute_force_finds() -> None:
+    texts = _sentences(500, 3, vocabulary=3000)
+    sets = [consolidate.bigrams(t) for t in texts]
+    found = {(j, i) for j, i, _ in consolidate.candidate_pairs(sets, CONSOLIDATE_JACCARD)}
+    brute = {
+        (i, j)
+        for i, j in itertools.combinations(range(len(texts)), 2)
+        if consolidate.jaccard(sets[i], sets[j]) >= CONSOLIDATE_JACCARD
+    }
+    assert found == brute and len(brute) >= 20
+    # and the bound itself, on every pair: the bits of A|B never exceed |A∪B|
+    width = consolidate.mask_width([len(s) for s in sets])
+    masks = [consolidate.bit_mask(s, width) for s in sets]
+    assert all(
+        (masks[i] | masks[j]).bit_count() <= len(sets[i] | sets[j]) for i, j in itertools.combinations(range(200), 2)
+    )
+
+
+@pytest.mark.parametrize("kind", ["sentences", "numbers"])
+def test_candidate_search_work_per_entry_stays_bounded_as_the_note_grows(kind: str) -> None:
+    """No timing: the candidates looked at and the sets compared, counted. Each entry looks at most at
+    POSTING_SCAN entries per bigram of its prefix, and compares almost none of them set to set:
+    comparing all pairs, or posting lists without their cap, breaks both at 8,000 entries."""
+    for n in (1_000, 8_000):
+        if kind == "numbers":
+            rng = random.Random(n)
+            texts = [str(rng.randint(0, 10 ** rng.randint(1, 8))) for _ in range(n)]
+        else:
+            texts = _sentences(n, n)
+        words = [entries.normalize(t) for t in texts]
+        sets = [consolidate.bigrams(t, w) for t, w in zip(texts, words, strict=True)]
+        counts: Counter[str] = Counter()
+        pairs = consolidate.candidate_pairs(sets, CONSOLIDATE_JACCARD, words, counts)
+        prefixes = sum(len(s) - math.ceil(CONSOLIDATE_JACCARD * len(s)) + 1 for s in sets)
+        assert 0 < counts["candidates"] <= consolidate.POSTING_SCAN * prefixes
+        assert counts["compared"] <= 2 * len(pairs) + n // 50  # the masks refuse all but the near misses
+
+
+def test_copying_to_the_archive_does_not_search_the_whole_archive_per_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memtree.notes import store
+
+    class Counted(str):
+        searches = 0
+
+        def __contains__(self, part: object) -> bool:
+            Counted.searches += 1
+            return super().__contains__(part)  # type: ignore[operator]
+
+    root = write_root(tmp_path, {})
+    stamp, path = "2026-05-28", "bank/x/note.md"
+    lines = [f"- entry {k}" for k in range(400)]
+
+    def block(k: int) -> str:
+        e = entries.Entry(k + 1, k + 1, lines[k], entries.EntryMeta(), True)
+        return aging.archive_block(stamp, path, e, f"merged into {k}", lines)
+
+    aging.copy_to_archive(root, path, [block(k) for k in range(300)])
+    rewrite = store.rewrite
+    monkeypatch.setattr(store, "rewrite", lambda r, rel, fn: rewrite(r, rel, lambda old: fn(Counted(old))))
+    aging.copy_to_archive(root, path, [block(k) for k in range(200, 400)])  # 100 there already, 100 new
+    assert Counted.searches == 0
+    text = (root / "bank/_archive/x/note.md").read_text(encoding="utf-8")
+    assert all(text.count(f"- entry {k}\n") == 1 for k in range(400))
+
+
+def test_consolidate_surveys_the_entries_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtree.lifecycle import verbs
+
+    root = _dupes(tmp_path)
+    survey = verbs._survey
+    calls: list[float] = []
+
+    def counted(state: object, moment: float) -> list[aging.Aged]:
+        calls.append(moment)
+        return survey(state, moment)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verbs, "_survey", counted)
+    report = MemTree(root, refresh_interval=0).consolidate(now=datetime.fromtimestamp(NOW).astimezone())
+    assert report.merges and len(calls) == 1

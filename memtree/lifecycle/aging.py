@@ -81,7 +81,8 @@ def survey(
         doc = chunks.parse(body)
         note = decay.note_facts(path, list(doc.lines), mtime)
         for e in entries.parse_entries(body):
-            if not e.content:
+            content = e.content  # Why a name: Entry.content is worked out again at each reading
+            if not content:
                 continue
             stamp = decay.parse_time(e.meta.created)
             time_, dated = (stamp, "entry") if stamp is not None else (note.time, note.origin)
@@ -95,10 +96,10 @@ def survey(
                 why = f"weight {w:.3f} < {curve.archive_below}"
             elif auto and age > stale.prune_days and count < stale.prune_min_recalls:
                 why = f"auto entry {age:.0f} d old, recalled {count}×"
-            preview = e.content.split("\n", 1)[0]
-            span, sha = (e.start, e.end), digest(e.content)
+            preview = content.split("\n", 1)[0]
+            span, sha = (e.start, e.end), digest(content)
             row = Aged(
-                path, span, preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id, keys, sha, e.content
+                path, span, preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id, keys, sha, content
             )
             out.append(row)
     return out
@@ -179,11 +180,37 @@ def copy_to_archive(root: Path, path: str, blocks: list[str]) -> None:
     """
 
     def copied(old: str) -> str:
+        there = _marks(old)
         pieces = [old.rstrip("\n") if old else f"# Archived from {path}", ""]
-        pieces += [piece for block in blocks if block not in old for piece in (block, "")]
+        pieces += [piece for block in blocks if not _holds(old, block, there) for piece in (block, "")]
         return "\n".join(pieces)
 
     store.rewrite(root, archive_path(path), copied)
+
+
+_MARK = "<!-- memtree: archived="
+
+
+def _marks(old: str) -> dict[str, list[int]]:
+    """Where each archive comment of ``old`` begins, by the text from there to the end of its line (one scan).
+
+    Why: `block in old` for each block is a scan of the whole archive per block, quadratic when a
+    big note's consolidation archives thousands of entries."""
+    found: dict[str, list[int]] = {}
+    at = old.find(_MARK)
+    while at >= 0:
+        end = old.find("\n", at)
+        found.setdefault(old[at : end if end >= 0 else len(old)], []).append(at)
+        at = old.find(_MARK, at + 1)
+    return found
+
+
+def _holds(old: str, block: str, marks: dict[str, list[int]]) -> bool:
+    """``block in old``, looked up by its first line when that is an archive comment (:func:`_marks`)."""
+    first, sep, _ = block.partition("\n")
+    if not sep or not first.startswith(_MARK):
+        return block in old
+    return any(old.startswith(block, at) for at in marks.get(first, ()))
 
 
 def _by_preview(body: str, a: Aged) -> entries.Entry | None:

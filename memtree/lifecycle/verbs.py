@@ -77,8 +77,7 @@ def consolidate(state: RootState, now: datetime, dry_run: bool = False) -> Conso
                             merges += con.apply_note(state.root, path, text or "", planned, jaccard, started)
                 if merges:
                     state.refresh()
-                aged = _survey(state, started)
-                recall_sync(state, now)
+                _, aged = _recall_sync(state, now)  # its survey, made under the lock, is the candidates' too
         except Exception as exc:
             if not dry_run:
                 con.record(state.root, started, started + time.perf_counter() - t0, f"{type(exc).__name__}: {exc}")
@@ -95,17 +94,25 @@ def recall_sync(state: RootState, now: datetime, dry_run: bool = False) -> Sync:
     from memtree.lifecycle import recall
 
     cfg = state.settings.recall
-    moment = now.timestamp()
     if dry_run:
-        aged = _survey(state, moment)
+        aged = _survey(state, now.timestamp())
         return recall.plan(state.root, aged, cfg.promote_after, cfg.budget_tokens, cfg.excerpt_chars)
+    return _recall_sync(state, now)[0]
+
+
+def _recall_sync(state: RootState, now: datetime) -> tuple[Sync, list[Aged]]:
+    """recall_sync's write, with the survey it was planned on (consolidate lists its candidates from it)."""
+    from memtree.lifecycle import recall
+
+    cfg = state.settings.recall
+    moment = now.timestamp()
     state.usage().flush()
     with store.write_lock(state.root), recording(state, "recall sync", now):
         aged = _survey(state, moment)
         sync = recall.plan(state.root, aged, cfg.promote_after, cfg.budget_tokens, cfg.excerpt_chars)
         recall.write(state.root, sync, moment)
     state.refresh()
-    return sync
+    return sync, aged
 
 
 def distill(
