@@ -40,7 +40,7 @@ from helpers import snapshot
 
 from memtree.api import MemTree
 from memtree.notes import tree as treemod
-from memtree.serve.claude_memory import AsyncMemtreeMemoryTool, MemtreeMemoryTool
+from memtree.serve.claude_memory.tool import AsyncMemtreeMemoryTool, MemtreeMemoryTool
 from memtree.write import conflicts
 
 ARCHIVED_ON = datetime(2026, 12, 3, 9, 30, tzinfo=timezone(timedelta(hours=9)))
