@@ -22,7 +22,7 @@ BM25_WEIGHT = 0.6
 PARTIAL_MATCH = 0.7
 INFIX_MATCH = 0.5
 """Strength of a Hangul query word found inside a longer compound (배포 in 무중단배포; memtree.text.match.match);
-0 turns infix matching off. Chosen on the KorQuAD dev set (README, "How search works"): 0.3, 0.5 and
+0 turns infix matching off. Chosen on the KorQuAD dev set (docs/concepts/scoring.md, "How search works"): 0.3, 0.5 and
 0.7 find the same hits (hit@1 0.928-0.929 against 0.924 without), 0.5 leaves more unanswerable
 questions empty than 0.7 and ranks slightly better than 0.3."""
 MAX_RESULTS = 5
@@ -32,18 +32,18 @@ KEYWORD_WEIGHT = 0.6
 SEMANTIC_WEIGHT = 0.4
 REJECT_THRESHOLD = 0.30
 """Minimum query coverage of the best hit; calibrated on the dev sets' unanswerable questions
-(README, "Rejection"): below it memtree answers "no confident match" instead of guessing."""
+(docs/benchmarks.md, "Rejection"): below it memtree answers "no confident match" instead of guessing."""
 EVIDENCE_WEIGHT = 0.5
 """How much a candidate's clause coverage scales its rank: score × (1 − w + w × coverage); chosen on
-the KorQuAD dev set (README, "Long prompts"), where 0.5–1.0 tie and 0 loses a point of MRR."""
+the KorQuAD dev set (docs/concepts/scoring.md, "Long prompts"), where 0.5–1.0 tie and 0 loses a point of MRR."""
 ASIDE_WEIGHT = 0.3
 """Share of the BM25 score left to the words of a message's other clauses when one clause asks a
 question (memtree.search.evidence.boosts); chosen on the verbose KorQuAD set, reported on verbose LoCoMo
-(README, "Long prompts"). 1 turns it off."""
+(docs/concepts/scoring.md, "Long prompts"). 1 turns it off."""
 ADJACENCY_WEIGHT = 0.5
 """How much a candidate's adjacency — the share of the question's neighbouring word pairs that stand side by side
 in it (memtree.search.evidence.Pairs) — scales its rank: score × (1 − w + w × adjacency); chosen on the KorQuAD
-dev sets (0.4, 0.5 and 0.6 within 0.0002 of KorQuAD's MRR@10, 0.5 the best), reported on LoCoMo (README,
+dev sets (0.4, 0.5 and 0.6 within 0.0002 of KorQuAD's MRR@10, 0.5 the best), reported on LoCoMo (docs/benchmarks.md,
 "Benchmarks"). 0 turns it off."""
 QUERY_QUESTIONS = 4
 """Question clauses of a chat message the semantic layer embeds at most (the longest); why: a pasted
@@ -85,7 +85,7 @@ EXTRACT_TOPIC_GAP_MIN = 30.0
 EXTRACT_TOPIC_SHIFT = 0.0
 """Off (0): when set, two consecutive assistant turns whose word sets' Jaccard is under it close an episode."""
 EXTRACT_TOPIC_SHIFT_ON = 0.1
-"""What `topic_shift: true` means; unmeasured (README "Remembering conversations"), hence off by default."""
+"""What `topic_shift: true` means; unmeasured (docs/guides/conversations.md), hence off by default."""
 EXTRACT_MAX_ENTRIES = 20
 """Entries one extraction cycle writes at most (the best-scoring first)."""
 RECALL_PROMOTE_AFTER = 3
@@ -120,7 +120,7 @@ bm25_weight × coverage``, memtree.write.retain.route_blend) reaches this …"""
 ROUTE_MARGIN = 1.1
 """… and beats the runner-up's by this factor; otherwise to the inbox. Both chosen with bench/routing.py
 on the even lines of tests/data/routing_labelled.jsonl, a wrong note costing twice an inbox miss
-(README, "Writing memory"); the old rule (tree score ≥ 0.25, margin 1.25) sent 47 of 57 to the inbox."""
+(docs/guides/writing.md, "Writing memory"); the old rule (tree score ≥ 0.25, margin 1.25) sent 47 of 57 to the inbox."""
 TAG_ROUTING_DEFAULTS = {
     "W": ("identity/values", ("가치관", "원칙", "판단기준")),
     "B": ("technical/cron-design", ("크론", "스케줄", "설계")),
@@ -183,7 +183,7 @@ before it searches with the local engine and says so."""
 MILVUS_CANDIDATES = 200
 """Chunks memtree asks Milvus for per query (and per routed set of notes), then re-scores with its
 exact BM25 (memtree.index.milvus). Why 200: with it both dev sets rank exactly as the local engine
-does (README, "Past one machine: Milvus"), at ~35 ms a query on Milvus Lite."""
+does (docs/guides/milvus.md, "Past one machine: Milvus"), at ~35 ms a query on Milvus Lite."""
 
 
 @dataclass(frozen=True)

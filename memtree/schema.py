@@ -1,7 +1,7 @@
 # Over 300 lines by design: one home for all ~35 JSON shapes is the point (the issue keeps it one module).
 """Every ``--json`` shape in one place: memtree's results as JSON-ready dicts (CLI, ``--batch``, a server).
 
-The convention, in every shape (README "JSON output" lists them; tests/test_schema.py holds the two together):
+The convention, in every shape (docs/reference/json-output.md lists them; tests/test_schema.py holds the two together):
 
 - the top level is an object, never a bare list (``{"banks": [...]}``);
 - a time is ISO 8601 with its offset, in a key named ``time`` or ending in ``_at``; never epoch seconds;
@@ -123,7 +123,7 @@ OBJECTS: dict[str, frozenset[str]] = {
         "link": "source line kind note anchor alias target target_line problem",
     }.items()
 }
-"""The objects the lists hold, by name (README "JSON output", second table)."""
+"""The objects the lists hold, by name (docs/reference/json-output.md, second table)."""
 _S, _I, _N, _B, _A, _O = "string", "integer", "number", "boolean", "array", "object"
 _TYPES: dict[str, str | tuple[str, ...]] = {
     "archive": _S,

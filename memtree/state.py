@@ -41,7 +41,7 @@ def _engine(root: Path, settings: Settings) -> Index:
     """The chunk index ``index.backend`` chooses: memtree's own (the default), or one searched through
     Milvus (memtree.index.milvus), which is an Index too, so every verb works on either."""
     if settings.index.backend == "milvus":
-        from memtree.index.milvus import make_index
+        from memtree.index.milvus.index import make_index
 
         return make_index(root, settings)
     return Index(root, settings.index.max_note_bytes, settings.index.parallel)

@@ -40,7 +40,7 @@ from helpers import snapshot
 
 from memtree.api import MemTree
 from memtree.notes import tree as treemod
-from memtree.serve.claude_memory import AsyncMemtreeMemoryTool, MemtreeMemoryTool
+from memtree.serve.claude_memory.tool import AsyncMemtreeMemoryTool, MemtreeMemoryTool
 from memtree.write import conflicts
 
 ARCHIVED_ON = datetime(2026, 12, 3, 9, 30, tzinfo=timezone(timedelta(hours=9)))
@@ -146,17 +146,17 @@ def test_a_session_through_the_sdk_tool_runner(tool: MemtreeMemoryTool, sample_r
     assert not {"travel/kyoto", "trips/kyoto"} & set(nodes(sample_root))
 
 
-def test_the_readmes_example_runs(sample_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Claude's memory tool", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_guides_example_runs(sample_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """docs/guides/claude-memory-tool.md's example, with a scripted client (tests/test_docs.py skips it: the API)."""
+    page = Path(__file__).resolve().parent.parent / "docs" / "guides" / "claude-memory-tool.md"
+    code = page.read_text(encoding="utf-8").split("```python\n", 1)[1].split("```", 1)[0]
     turns = [
         [_use(1, command="create", path="/memories/bank/project/deploys.md", file_text="- 금요일 배포 없음\n")],
         [{"type": "text", "text": "기억했어요."}],
     ]
     client = _scripted_client(turns, [])
     monkeypatch.setattr("anthropic.Anthropic", lambda: client)
-    exec(compile(code.replace("path/to/memory", str(sample_root)), "README.md", "exec"), {})
+    exec(compile(code.replace("path/to/memory", str(sample_root)), str(page), "exec"), {})
     out = capsys.readouterr().out
     assert out.startswith("기억했어요.\n") and "/memories/bank/project/deploys.md → project/deploys" in out
 

@@ -297,7 +297,7 @@ def test_undo_follows_no_planted_journal_to_a_file_memtree_never_writes(tmp_path
 def test_the_memory_tool_refuses_a_name_too_long_with_the_one_check(sample_root: Path) -> None:
     from test_claude_memory import run
 
-    from memtree.serve.claude_memory import MemtreeMemoryTool
+    from memtree.serve.claude_memory.tool import MemtreeMemoryTool
 
     tool = MemtreeMemoryTool(MemTree(sample_root))
     content, failed = run(tool, command="create", path=f"/memories/bank/{LONG}.md", file_text="hello\n")

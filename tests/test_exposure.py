@@ -115,7 +115,7 @@ def test_claudes_memory_tool_shows_only_tier_notes(planted: Path) -> None:
     from anthropic.lib.tools import ToolError
     from anthropic.types.beta import BetaMemoryTool20250818ViewCommand
 
-    from memtree.serve.claude_memory import MemtreeMemoryTool
+    from memtree.serve.claude_memory.tool import MemtreeMemoryTool
 
     tool = MemtreeMemoryTool(planted)
 

@@ -21,8 +21,8 @@ pytest.importorskip("milvus_lite")
 
 from memtree import MemTree
 from memtree.errors import MemtreeError
-from memtree.index import milvus_forms
-from memtree.index.milvus import MilvusIndex
+from memtree.index.milvus import forms as milvus_forms
+from memtree.index.milvus.index import MilvusIndex
 from memtree.text.match import Match, match
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
@@ -285,7 +285,7 @@ SYNC_STOPPING_AFTER_A_BATCH = """
 import sys
 from pathlib import Path
 from memtree import MemTree
-from memtree.index.milvus_store import Ledger
+from memtree.index.milvus.store import Ledger
 save = Ledger.save
 def save_then_stop(self):
     save(self)

@@ -23,7 +23,7 @@ pytest.importorskip("milvus_lite")
 
 from memtree import MemTree, embedding  # noqa: E402
 from memtree.index import vectors  # noqa: E402
-from memtree.index.milvus import MilvusIndex  # noqa: E402
+from memtree.index.milvus.index import MilvusIndex  # noqa: E402
 from memtree.search.served import ServedScores  # noqa: E402
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)

@@ -1,4 +1,5 @@
-"""The README's first command: its printed output is what memtree prints on the sample memory.
+"""The README's first screen: the two commands for a fresh machine, and the first one's output as memtree
+prints it on the sample memory. (Every other example of the README and docs/ runs in tests/test_docs.py.)
 
 The sample's scores depend on the day (a note under a week old gets the recency boost), so the
 search runs at a fixed ``now`` — the day the README's output was produced — and the test passes
@@ -41,3 +42,20 @@ def test_the_readme_shows_what_the_first_command_prints(sample_root: Path) -> No
     with contextlib.redirect_stdout(out):  # piped output: what a reader copying the command sees in a pipe
         print_hits(result, explain=False, show_text=False)
     assert out.getvalue() == shown
+
+
+FIRST_SCREEN_LINES = 40
+"""What a terminal or a forge shows before scrolling, about."""
+COMMANDS = (
+    'python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/memtree search "가치관이 뭐야?"',
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest -q",
+)
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.ko.md"])
+def test_the_first_screen_shows_the_two_commands_and_the_readme_is_short(readme: str) -> None:
+    lines = (README.parent / readme).read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250, f"{readme} is {len(lines)} lines: the rest belongs in docs/"
+    first = lines[:FIRST_SCREEN_LINES]
+    for command in COMMANDS:
+        assert command in first, f"{readme}'s first screen lacks: {command}"

@@ -1,7 +1,7 @@
 """memtree.schema: every command's --json is one object with exactly the documented keys, in one convention.
 
 One run of every command (and subcommand, and form) over a copy of the sample memory feeds the tests:
-the keys match ``schema.KEYS`` and ``schema.OBJECTS``, which match the README's "JSON output" tables;
+the keys match ``schema.KEYS`` and ``schema.OBJECTS``, which match the tables of docs/reference/json-output.md;
 times are ISO 8601 with an offset; no ``notices``; a key has one JSON type wherever it appears.
 """
 
@@ -295,13 +295,12 @@ def test_one_convention_times_warnings_and_one_type_per_key(outputs: dict[str, l
     assert all(isinstance(v, int) for k, v in pairs if k.endswith("_count") and v is not None)
 
 
-# --- the README's tables say the same -------------------------------------------------------------
+# --- the docs' tables say the same ---------------------------------------------------------------
 
 
 def readme_tables() -> dict[str, dict[str, list[str]]]:
-    """The tables of README's "JSON output" section, by their first header: first cell → other cells."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## JSON output\n", 1)[1].split("\n## ", 1)[0]
+    """The tables of docs/reference/json-output.md, by their first header: first cell → other cells."""
+    section = (REPO / "docs" / "reference" / "json-output.md").read_text(encoding="utf-8")
     tables: dict[str, dict[str, list[str]]] = {}
     current: dict[str, list[str]] | None = None
     for line in section.splitlines():

@@ -662,7 +662,7 @@ def test_a_daemon_started_from_any_folder_imports_only_the_installed_memtree(
 
 
 def test_memtree_view_starts_its_daemon_the_same_safe_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memtree.serve import viewer_open
+    from memtree.serve.viewer import link
 
     started: list[list[str]] = []
 
@@ -670,9 +670,9 @@ def test_memtree_view_starts_its_daemon_the_same_safe_way(tmp_path: Path, monkey
         def __init__(self, args: list[str], **kwargs: Any) -> None:
             started.append(args)
 
-    monkeypatch.setattr(viewer_open.subprocess, "Popen", Recorded)
-    viewer_open._start(tmp_path)
-    assert started == [forward.daemon_command(str(tmp_path), "--http", viewer_open.LOOPBACK_ANY_PORT)]
+    monkeypatch.setattr(link.subprocess, "Popen", Recorded)
+    link._start(tmp_path)
+    assert started == [forward.daemon_command(str(tmp_path), "--http", link.LOOPBACK_ANY_PORT)]
     assert started[0][1:3] in (["-P", "-m"], ["-c", forward.SAFE_START])
 
 

@@ -30,7 +30,7 @@ def view(
     import webbrowser
 
     from memtree.notes.root import find_root
-    from memtree.serve.viewer_open import open_link
+    from memtree.serve.viewer.link import open_link
 
     opened = open_link(find_root(root).resolve())
     shown = False if no_open else webbrowser.open(opened.url)

@@ -32,7 +32,7 @@ loaded. If the vectors change too, give MODEL_ID a new suffix, so that cached ve
 FOLDER = f"multilingual-e5-small-q4-onnx{CONVERTER}-{WEIGHTS_SHA256[:12]}"
 MIN_SIMILARITY = 0.87
 """τ: a hit without keyword evidence needs this cosine. Chosen with `bench/reject.py --semantic` on short
-KorQuAD (README, "Rejection": the lowest τ leaving ≥ 60 % of its unanswerable questions empty — 0.630, with
+KorQuAD (docs/benchmarks.md, "Rejection": the lowest τ leaving ≥ 60 % of its unanswerable questions empty — 0.630, with
 answerable 0.002) and reported on LoCoMo (0.055 / 0.019) and the chat-message sets."""
 CONFIG = ModelConfig(
     model_id=MODEL_ID,

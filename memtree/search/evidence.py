@@ -176,7 +176,7 @@ class Weights:
         question; else the best clause's of the whole message. Why the question alone: a chunk that
         holds the greeting, the request or the aside of a message ("Good evening!", "…약속도 잡아야
         해요") answers nothing asked, and judged by every clause it would keep an agent from hearing
-        "not in memory" for one in two chat messages memory cannot answer (README, "Long prompts").
+        "not in memory" for one in two chat messages memory cannot answer (docs/concepts/scoring.md, "Long prompts").
         """
         return self.shares(strengths, 1.0)[0]
 

@@ -49,7 +49,7 @@ def query_texts(query: str, limit: int) -> list[str]:
     """What a query is embedded as: the question clauses of a message that also says other things, else itself.
 
     Why: an agent searches with the user's whole message; embedded whole, its greeting, context and
-    asides pull the vector off the question (verbose KorQuAD and LoCoMo, README "Semantic search").
+    asides pull the vector off the question (verbose KorQuAD and LoCoMo, docs/concepts/scoring.md "Semantic search").
     Clauses and what asks are memtree.search.message's. At most ``limit`` questions (the longest,
     in message order), so a long prompt costs a few short embeddings; ``limit`` 0 embeds it whole.
     """

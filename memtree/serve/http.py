@@ -172,7 +172,7 @@ def build_app(answer: Answer, mt: Any, hosts: frozenset[str], secret: str, log: 
     ]
     guarded = Guard(Starlette(routes=routes, lifespan=lifespan), hosts, secret)
     # --- viewer hook (issue 15): /view/… in front, with its own guards (memtree.serve.viewer) ---
-    from memtree.serve import viewer
+    from memtree.serve.viewer import routes as viewer
 
     return viewer.mount(guarded, answer, hosts, secret)
 

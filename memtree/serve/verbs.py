@@ -146,7 +146,7 @@ def _decay(mt: MemTree, a: Json) -> Json:
 def _viewer(name: str) -> Callable[[MemTree, Json], Json]:
     def run(mt: MemTree, a: Json) -> Json:
         from memtree.api import clock
-        from memtree.serve import viewer_data
+        from memtree.serve.viewer import data as viewer_data
 
         if name == "entries":
             return viewer_data.entries(mt, a, clock())

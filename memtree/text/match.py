@@ -119,7 +119,7 @@ def verb_stem(word: str) -> str:
     Why only these forms: no Korean noun ends in ㅆ or in ``-던``, so a noun never loses its last
     syllable here (``아시안`` must not find ``아시아``). Why: a question asks in one form
     (``태어난 곳``, ``일으켰는가``) what a note says in another (``태어났다``, ``일으킨``); on the
-    KorQuAD dev set this lifted MRR@10 from 0.9593 to 0.9604 (README, "How search works").
+    KorQuAD dev set this lifted MRR@10 from 0.9593 to 0.9604 (docs/concepts/scoring.md, "How search works").
     """
     if len(word) < MIN_STEM + 1 or not is_hangul(word):
         return ""

@@ -30,7 +30,7 @@ from memtree.text import terms as text
 AUTO_KEYWORDS = 8
 """Distinctive terms added as keywords of a new node (besides frontmatter and headings)."""
 """A word must occur at least this often in a note to be one of its topics; why: a word seen once
-routes queries to a note that is not about it (measured: synth hit@5 0.684 → see README)."""
+routes queries to a note that is not about it (measured: synth hit@5 0.684 → see docs/benchmarks.md)."""
 HEADING_KEYWORD_MAX_CHARS = 40
 BANK = "bank"
 

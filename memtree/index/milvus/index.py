@@ -2,17 +2,17 @@
 
 Markdown stays the truth and memtree's own segments stay its catalogue — which notes exist, their
 chunks, and the statistics BM25 needs (N, the average length, each query term's df over the tiers
-searched). The collection is a shadow of the segments (memtree.index.milvus_store), kept in step
+searched). The collection is a shadow of the segments (memtree.index.milvus.store), kept in step
 on every refresh by chunk content hash: only new or changed chunks are sent, gone ones deleted.
 
 A query asks Milvus for its best ``index.milvus.candidates`` chunks by the inner product of sparse
-vectors that carry memtree's matching rule (memtree.index.milvus_forms) — once over the tiers
+vectors that carry memtree's matching rule (memtree.index.milvus.forms) — once over the tiers
 searched, once over the notes the tree routed to — and re-scores those candidates with memtree's
 exact BM25 over the terms their rows hold, so a hit's score, evidence and ``--explain`` are what
-the local engine gives whenever it is among the candidates (memtree.index.milvus_scores).
+the local engine gives whenever it is among the candidates (memtree.index.milvus.scores).
 
 With the semantic layer on, rows also carry the chunks' vectors and the layer's candidates come
-from the collection's dense search (memtree.index.milvus_dense; :meth:`MilvusIndex.nearest`).
+from the collection's dense search (memtree.index.milvus.dense; :meth:`MilvusIndex.nearest`).
 
 Failure: the extra missing, Milvus unreachable or its Milvus Lite file held too long → one notice
 (a search warning) and the local engine for this process (tried again after ``RETRY_S``); with
@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from cachetools import LRUCache
 
-from memtree.index import milvus_dense
 from memtree.index.chunk_index import INDEX_FORMAT, Index, Report, _Parsed
-from memtree.index.milvus_dense import Dense
-from memtree.index.milvus_scores import MilvusScores, where
-from memtree.index.milvus_store import (
+from memtree.index.milvus import dense as milvus_dense
+from memtree.index.milvus.dense import Dense
+from memtree.index.milvus.scores import MilvusScores, where
+from memtree.index.milvus.store import (
     BATCH_ROWS,
     LEDGER_DIR,
     Collection,

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtree.index.milvus_store import DENSE_FIELD, ID_BATCH, listed
+from memtree.index.milvus.store import DENSE_FIELD, ID_BATCH, listed
 from memtree.index.vectors import VECTORS_DIR, VectorCache
 from memtree.notes import store
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from memtree.index.milvus_scores import Shadowed
-    from memtree.index.milvus_store import Collection
+    from memtree.index.milvus.scores import Shadowed
+    from memtree.index.milvus.store import Collection
     from memtree.index.protocol import ChunkRef
 
 

@@ -5,7 +5,7 @@ archive, never searched) with a line saying when, from where and why, then remov
 still holds the bytes copied (memtree.notes.store.remove). A rename writes each note at its new
 path and removes the old one the same way, keeping its modification time (decay and recency read
 it). Both run under the root's write lock as one journaled change (``memtree undo`` puts it back),
-then bring tree-index.json and the index in step (memtree.serve.claude_memory_tree). Files in a
+then bring tree-index.json and the index in step (memtree.serve.claude_memory.tree). Files in a
 folder that are not notes are left in place by a delete and carried by a rename (not journaled).
 """
 
@@ -22,9 +22,9 @@ from memtree.errors import ChangedOnDisk
 from memtree.lifecycle import aging
 from memtree.notes import store
 from memtree.notes import tree as treemod
-from memtree.serve import claude_memory_tree as treeops
-from memtree.serve.claude_memory_files import JOURNAL_COMMAND, note_text
-from memtree.serve.claude_memory_paths import Refused, Target, shown
+from memtree.serve.claude_memory import tree as treeops
+from memtree.serve.claude_memory.files import JOURNAL_COMMAND, note_text
+from memtree.serve.claude_memory.paths import Refused, Target, shown
 from memtree.write import renames
 from memtree.write.verbs import recording
 
@@ -81,7 +81,7 @@ def _archive(root: Path, rel: str, stamp: str) -> None:
 
 
 def rename(mt: MemTree, old: Target, new: Target, paths: tuple[str, str], now: datetime) -> treeops.Moved:
-    """Move a note or a folder of notes inside bank/; their nodes follow (see memtree.serve.claude_memory_tree)."""
+    """Move a note or a folder of notes inside bank/; their nodes follow (see memtree.serve.claude_memory.tree)."""
     root = mt.state.root
     if old.is_root:
         raise Refused("Cannot rename the /memories directory itself")

@@ -15,9 +15,9 @@ from pathlib import Path
 from memtree.errors import MemtreeError
 from memtree.notes import store
 from memtree.notes.tree import Tree
-from memtree.serve.claude_memory_commands import numbered
-from memtree.serve.claude_memory_files import note_text
-from memtree.serve.claude_memory_paths import ARCHIVE, WRITABLE_TIER, Refused, Target, resolve, shown
+from memtree.serve.claude_memory.commands import numbered
+from memtree.serve.claude_memory.files import note_text
+from memtree.serve.claude_memory.paths import ARCHIVE, WRITABLE_TIER, Refused, Target, resolve, shown
 
 LISTING_DEPTH = 2
 """Levels a folder's listing goes down, as the reference implementation's."""

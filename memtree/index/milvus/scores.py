@@ -2,7 +2,7 @@
 re-scored with memtree's exact BM25.
 
     statistics   N, average length, each term's df over the tiers searched: memtree's catalogue
-    candidates   the collection's best rows by sparse inner product (memtree.index.milvus_forms),
+    candidates   the collection's best rows by sparse inner product (memtree.index.milvus.forms),
                  over the tiers searched, and over the notes the tree routed to
     scores       per candidate, from the terms its row holds: tf' = Σ match × tf, BM25 with k1, b,
                  the match strengths and Σ idf × strength — memtree.index.bm25's arithmetic
@@ -23,16 +23,16 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memtree.index import milvus_forms as forms
 from memtree.index.blend import Blend
 from memtree.index.bm25 import idf as bm25_idf
-from memtree.index.milvus_store import listed, quote
+from memtree.index.milvus import forms
+from memtree.index.milvus.store import listed, quote
 from memtree.index.protocol import ChunkRef, Location, TermStats
 from memtree.text.match import EXACT, Match, match
 
 if TYPE_CHECKING:
     from memtree.config import MilvusSettings, SearchSettings
-    from memtree.index.milvus_store import Collection
+    from memtree.index.milvus.store import Collection
     from memtree.index.protocol import Scores
     from memtree.index.segment import Segment
 

@@ -31,7 +31,7 @@ from typing import Any
 from memtree import schema
 
 Answer = Callable[[str, bytes], tuple[int, bytes]]
-STATIC_DIR = Path(__file__).with_name("viewer")
+STATIC_DIR = Path(__file__).parent  # the page sits beside this module (index.html, app.js, app.css)
 STATIC = {"": ("index.html", "text/html; charset=utf-8"), "app.js": ("app.js", "text/javascript; charset=utf-8")}
 STATIC |= {"app.css": ("app.css", "text/css; charset=utf-8")}
 CODE_TTL_S = 120.0

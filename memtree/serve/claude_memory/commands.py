@@ -7,7 +7,7 @@ str_replace answers with; ``input_problem`` checks a tool_use block's input befo
 
 from __future__ import annotations
 
-from memtree.serve.claude_memory_paths import Refused
+from memtree.serve.claude_memory.paths import Refused
 
 COMMAND_FIELDS: dict[str, dict[str, type]] = {
     "view": {"path": str},

@@ -5,11 +5,11 @@
 commands keep that tool's result and error strings, and memtree does the rest:
 
 - ``/memories`` is the root's tiers (bank/, memory/, recall/); tree-index.json, memtree.yaml,
-  ``.memtree/`` and ``.git/`` do not exist for the model (memtree.serve.claude_memory_paths).
-- ``view`` of a folder adds each note's node id and keywords (memtree.serve.claude_memory_view).
+  ``.memtree/`` and ``.git/`` do not exist for the model (memtree.serve.claude_memory.paths).
+- ``view`` of a folder adds each note's node id and keywords (memtree.serve.claude_memory.view).
 - ``create``, ``str_replace`` and ``insert`` write bank/ notes sanitized, split past
   ``split.max_bytes``, indexed at once, with a node for a new note; ``delete`` archives to
-  ``bank/_archive/``; ``rename`` moves nodes with their notes (memtree.serve.claude_memory_files).
+  ``bank/_archive/``; ``rename`` moves nodes with their notes (memtree.serve.claude_memory.files).
 - A refused request — an escape, bad input — is a ``ToolError`` of one line (the runner sends it as
   an ``is_error`` tool result) and writes nothing.
 
@@ -51,12 +51,8 @@ from memtree.api import MemTree, clock
 from memtree.errors import MemtreeError, TreeError
 from memtree.lifecycle.aging import archive_path
 from memtree.notes import store
-from memtree.serve import claude_memory_commands as commands
-from memtree.serve import claude_memory_files as files
-from memtree.serve import claude_memory_moves as moves
-from memtree.serve import claude_memory_paths as paths
-from memtree.serve import claude_memory_view as view
-from memtree.serve.claude_memory_paths import Refused, shown
+from memtree.serve.claude_memory import commands, files, moves, paths, view
+from memtree.serve.claude_memory.paths import Refused, shown
 from memtree.write.retain import sanitizer_for
 
 __all__ = ["AsyncMemtreeMemoryTool", "MemtreeMemoryTool"]

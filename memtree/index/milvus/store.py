@@ -3,8 +3,8 @@
 One row per chunk: ``id`` (a hash of everything else in the row), ``path``, ``start``/``end``
 (its 1-based lines), ``node``, ``tier``, ``bank``, ``scope`` (its note's), ``dates`` (its date
 terms), ``terms`` (memtree's analysed terms, repeats kept), ``forms``, the sparse vector of
-its terms and the forms a query word reaches them by (memtree.index.milvus_forms), and — when the
-semantic layer is on — ``dense``, the chunk's passage vector (memtree.index.milvus_dense).
+its terms and the forms a query word reaches them by (memtree.index.milvus.forms), and — when the
+semantic layer is on — ``dense``, the chunk's passage vector (memtree.index.milvus.dense).
 
 The collection records memtree's analyzer — index format, tokenizer, forms, BM25's k1 and b, and
 the embedding model and its dimension when rows carry vectors — in its properties and its name;
@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from memtree.errors import MemtreeError
-from memtree.index import milvus_forms as forms
+from memtree.index.milvus import forms
 from memtree.notes import store
 from memtree.text import terms as text
 

@@ -4,8 +4,8 @@ Every write is sanitized (only the text the model wrote: a secret a person left 
 is theirs to fix, and `memtree check` names it), made through memtree.notes.store under the root's
 write lock (atomic, compared with what was read right before the rename), split when the note
 passes ``split.max_bytes``, indexed at once, kept in step with tree-index.json
-(memtree.serve.claude_memory_tree) and journaled as one change (``memtree undo`` reverts it,
-split and node included). Deletes and renames are memtree.serve.claude_memory_moves. Call these
+(memtree.serve.claude_memory.tree) and journaled as one change (``memtree undo`` reverts it,
+split and node included). Deletes and renames are memtree.serve.claude_memory.moves. Call these
 under ``state.lock``.
 """
 
@@ -19,8 +19,8 @@ from datetime import datetime
 from memtree.api import MemTree
 from memtree.errors import ChangedOnDisk, MemtreeError
 from memtree.notes import entries, store
-from memtree.serve import claude_memory_tree as treeops
-from memtree.serve.claude_memory_paths import Refused, Target
+from memtree.serve.claude_memory import tree as treeops
+from memtree.serve.claude_memory.paths import Refused, Target
 from memtree.write.retain import sanitizer_for
 from memtree.write.sanitize import MARKER, Sanitizer
 from memtree.write.verbs import recording
