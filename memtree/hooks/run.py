@@ -33,7 +33,8 @@ def main(argv: list[str]) -> int | None:
     if not argv or any(a in ("--help", "-h") for a in argv):
         return None
     try:
-        name, root = _arguments(argv)
+        as_json = "--json" in argv
+        name, root = _arguments([a for a in argv if a != "--json"])
         data = _stdin()
         cwd = _cwd(data)
         found = _root(root, cwd)
@@ -45,11 +46,18 @@ def main(argv: list[str]) -> int | None:
             from memtree.hooks.protocol import event_name, parse
 
             out = run_here(parse(event_name(name), data), found)
-        sys.stdout.write(out)
+        sys.stdout.write(as_document(name, out) if as_json else out)
         sys.stdout.flush()
     except Exception as exc:  # a hook never breaks the session: one line, exit 0
         _warn(f"{argv[0]}: {exc}")
     return 0
+
+
+def as_document(name: str, out: str) -> str:
+    """``--json``: the answer as one object, ``{"event", "output"}`` (``output`` null when the hook adds nothing)."""
+    import json
+
+    return json.dumps({"event": name, "output": json.loads(out) if out.strip() else None}, ensure_ascii=False) + "\n"
 
 
 def run_here(event: Event, root: str | Path | None) -> str:
@@ -75,12 +83,12 @@ def _arguments(argv: list[str]) -> tuple[str, str | None]:
         if arg.startswith("--root="):
             root = arg.partition("=")[2]
         elif arg.startswith("-") or name is not None:
-            raise ValueError(f"unexpected argument {arg!r} (usage: memtree hook EVENT [--root DIR])")
+            raise ValueError(f"unexpected argument {arg!r} (usage: memtree hook EVENT [--root DIR] [--json])")
         else:
             name = arg
         i += 1
     if name is None:
-        raise ValueError("no event named (usage: memtree hook EVENT [--root DIR])")
+        raise ValueError("no event named (usage: memtree hook EVENT [--root DIR] [--json])")
     return name, root
 
 
