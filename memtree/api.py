@@ -102,16 +102,19 @@ class MemTree:
         scope: str | None = None,
         semantic: bool | None = None,
         now: datetime | None = None,
+        as_of: date | None = None,
     ) -> SearchResult:
         """Search the memory; hits best first, or none with the reason (``rejected``).
 
         ``now`` is the moment decay and recency are judged at. ``scope`` (default:
         ``search.scope``) is the current scope: only entries of it and of the scopes above it are
         found. ``semantic`` forces the embedding layer on or off (default: ``embed.enabled``).
+        Current facts only, the superseded or expired ones when nothing current answers (marked);
+        ``as_of``: the facts that held on that day.
         """
         with self.state.lock:
             return query.search(
-                self.state, query_, now or clock(), k, tier, budget, cache, scope, semantic, now is not None
+                self.state, query_, now or clock(), k, tier, budget, cache, scope, semantic, now is not None, as_of
             )
 
     def context(
@@ -122,10 +125,11 @@ class MemTree:
         tier: str = "default",
         scope: str | None = None,
         now: datetime | None = None,
+        as_of: date | None = None,
     ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query_`` within ``budget`` tokens."""
         with self.state.lock:
-            return query.context(self.state, query_, now or clock(), budget, k, tier, scope, now is not None)
+            return query.context(self.state, query_, now or clock(), budget, k, tier, scope, now is not None, as_of)
 
     def get(self, ref: str, now: datetime | None = None) -> Note:
         """A note by node id or root-relative path."""

@@ -69,12 +69,12 @@ KEYS: dict[str, frozenset[str]] = {
         "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count max_bytes banks "
         "archive_candidate_count consolidation recall semantic warnings",
         "add": "decision node path similarity how redacted dry_run new_nodes entry_id merged_id strategy existing "
-        "conflict_id other",
+        "conflict_id other supersedes",
         "log": "path line text redacted",
         "conflicts": "conflicts",
         "conflicts --scan": "contradictions recorded",
         "conflicts resolve": "conflict keep outcome",
-        "update": "decision node path lines entry_id similarity redacted existing conflict_id other",
+        "update": "decision node path lines entry_id similarity redacted existing conflict_id other supersedes",
         "forget": "entry_id path lines preview why archive",
         "history": "target changes commits warnings",
         "undo": "dry_run undone paths change_id",
@@ -104,7 +104,7 @@ KEYS: dict[str, frozenset[str]] = {
 OBJECTS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
-        "hit": "node path lines score tier signals matched ids via text truncated",
+        "hit": "node path lines score tier signals matched ids via status text truncated",
         "conflict": "id created_at similarity new old",
         "contradiction": "similarity reason newer older newer_created_at older_created_at suggestion",
         "bank": "name note_count entry_count bytes enabled",
@@ -167,6 +167,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "similarity": (_N, "null"),
     "sources": _A,
     "strategy": (_S, "null"),
+    "supersedes": (_S, "null"),
     "target": (_S, "null"),
     "term_stats": _A,
     "terms": _A,
@@ -250,6 +251,7 @@ def hit(h: Hit, with_text: bool = True) -> Json:
         "matched": list(h.matched),
         "ids": entry_ids(h.text),
         "via": h.via or None,
+        "status": h.status,
     }
     if with_text:
         from memtree.notes.entries import strip_meta
@@ -300,10 +302,10 @@ def decision(d: Decision) -> Json:
 
     out: Json = {"decision": type(d).__name__.lower(), "node": d.node, "path": d.path, "similarity": d.similarity}
     out |= {"how": d.how, "redacted": list(d.redacted), "dry_run": d.dry_run, "new_nodes": list(d.new_nodes)}
-    out |= dict.fromkeys(("entry_id", "merged_id", "strategy", "existing", "conflict_id", "other"))
+    out |= dict.fromkeys(("entry_id", "merged_id", "strategy", "existing", "conflict_id", "other", "supersedes"))
     match d:
         case Created():
-            out["entry_id"] = d.entry_id
+            out |= {"entry_id": d.entry_id, "supersedes": d.supersedes or None}
         case Merged():
             out |= {"entry_id": d.entry_id, "merged_id": d.merged_id, "strategy": d.strategy}
         case Duplicate():
@@ -355,7 +357,7 @@ def updated(u: Updated) -> Json:
     """`update --json`: what became of the new words (updated, unchanged, duplicate or conflict), and where."""
     out: Json = {"decision": u.decision, "node": u.node, "path": u.path, "lines": list(u.lines)}
     out |= {"entry_id": u.entry_id, "similarity": u.similarity, "redacted": list(u.redacted)}
-    return out | {"existing": u.existing, "conflict_id": u.conflict_id, "other": u.other}
+    return out | {"existing": u.existing, "conflict_id": u.conflict_id, "other": u.other, "supersedes": u.replaced}
 
 
 def forgotten(f: Forgotten) -> Json:

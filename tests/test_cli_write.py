@@ -19,7 +19,8 @@ from memtree.notes.entries import Entry, parse_entries
 from memtree.write.split import MARKER
 
 REDIS_OLD = "Redis 커넥션 풀은 10개면 충분하다"
-REDIS_NEW = "Redis 커넥션 풀은 최소 50개는 되어야 안정적이다"
+REDIS_NEW = "Redis 커넥션 풀은 10개면 충분하고 타임아웃은 짧게 둔다"  # close, yet no restatement nor a new value
+REDIS_RAISED = "Redis 커넥션 풀은 최소 50개는 되어야 안정적이다"  # the same with another value: a replacement
 # Built in code, so that this file holds no literal secret for a scanner to flag.
 GITHUB_TOKEN = "ghp" + "_" + "Zq8Lm2Xv5Rt1Wy7Np4Kc9Hd3Fs6Bj0Ga1Ue"
 EMAIL = "lee.jiwon" + "@" + "example.co.kr"
@@ -107,6 +108,19 @@ def test_a_close_but_different_entry_is_a_conflict(sample_root: Path) -> None:
     assert doc["conflict_id"].startswith("c-") and doc["other"] == REDIS_OLD
     note = (sample_root / "bank/project/decisions.md").read_text(encoding="utf-8")
     assert REDIS_OLD in note and REDIS_NEW in note  # both kept until someone settles it
+
+
+def test_the_same_statement_with_another_value_supersedes_the_old_entry(sample_root: Path) -> None:
+    # Why: issue 30 — a correction opened a conflict, and the old value was served as if current
+    old = add_json(sample_root, REDIS_OLD, "--to", "project/decisions")
+    doc = add_json(sample_root, REDIS_RAISED, "--to", "project/decisions")
+    assert doc["decision"] == "created" and doc["supersedes"] == old["entry_id"] and doc["conflict_id"] is None
+    note = sample_root / "bank/project/decisions.md"
+    past = entry_with_id(note, old["entry_id"])
+    assert past.content == REDIS_OLD  # its text stays
+    assert past.meta.extra["by"] == doc["entry_id"] and past.meta.extra["superseded"]
+    assert "superseded" not in entry_with_id(note, doc["entry_id"]).meta.extra
+    assert json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout) == {"conflicts": []}
 
 
 # --- add: input and options ----------------------------------------------------------------------
@@ -387,12 +401,13 @@ def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["conflict"]["id"] == cid and doc["keep"] == keep
-    assert doc["outcome"].startswith("removed") if gone else doc["outcome"] == "both entries kept"
+    assert doc["outcome"].startswith("marked") if gone else doc["outcome"] == "both entries kept"
     text = note.read_text(encoding="utf-8")
+    by_text = {e.content: e for e in parse_entries(text)}
     for t in kept:
-        assert t in text
-    for t in gone:
-        assert t not in text
+        assert "superseded" not in by_text[t].meta.extra
+    for t in gone:  # marked superseded, its words kept
+        assert by_text[t].meta.extra["superseded"] and by_text[t].meta.extra["by"]
     for line in original.splitlines():  # nothing else in the note was touched
         assert line in text.splitlines()
     assert json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout) == {"conflicts": []}
@@ -402,8 +417,8 @@ def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
 
 def test_resolving_one_conflict_leaves_the_others_open(sample_root: Path) -> None:
     first, _, _ = make_conflict(sample_root)
-    add_json(sample_root, "배치 작업은 새벽 2시에 시작한다", "--to", "bank/ops/batch.md")
-    other = add_json(sample_root, "배치 작업은 새벽 5시에 시작해야 안전하다", "--to", "bank/ops/batch.md")
+    add_json(sample_root, "배치 작업은 새벽에 시작한다", "--to", "bank/ops/batch.md")
+    other = add_json(sample_root, "배치 작업은 새벽에 시작하면 디스크가 부족해진다", "--to", "bank/ops/batch.md")
     assert other["decision"] == "conflict", other
     human = run("conflicts", "resolve", first, "--keep", "both", "--root", str(sample_root))
     assert human.exit_code == 0 and human.stdout.startswith(f"resolved {first} (kept both)")
@@ -440,7 +455,7 @@ def test_resolve_refuses_an_unknown_id_a_missing_keep_and_a_bad_keep(sample_root
         ),
     ],
 )
-def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_written_paragraph(
+def test_resolve_keep_new_retires_only_the_conflicting_sentence_of_a_hand_written_paragraph(
     make_root: Callable[..., Path], stale: str, rest: str, fresh: str
 ) -> None:
     # Why: issue 12 — `add` records the whole paragraph it compared with, and resolve deleted it all
@@ -450,8 +465,11 @@ def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_writte
     before = (root / "bank/ops/db.md").read_text(encoding="utf-8")
     result = run("conflicts", "resolve", added["conflict_id"], "--keep", "new", "--root", str(root), "--json")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["outcome"].startswith(f"removed {stale!r} from bank/ops/db.md:3-3")
-    assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == before.replace(f"{stale} ", "")
+    assert json.loads(result.stdout)["outcome"].startswith(f"moved {stale!r} out of bank/ops/db.md:3-3")
+    after = (root / "bank/ops/db.md").read_text(encoding="utf-8")
+    assert after.startswith(before.replace(f"{stale} ", "").rstrip("\n"))  # the rest byte for byte
+    moved = parse_entries(after)[-1]  # the sentence, an entry of its own at the end, marked
+    assert moved.content == stale and moved.meta.extra["by"] == added["entry_id"]
     assert json.loads(run("conflicts", "--root", str(root), "--json").stdout) == {"conflicts": []}
 
 

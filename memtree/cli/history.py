@@ -29,7 +29,10 @@ def update(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Replace one entry's words: sanitized, checked for duplicates and conflicts, metadata kept, updated= set."""
+    """Replace one entry's words: sanitized, checked for duplicates and conflicts, metadata kept, updated= set.
+
+    The old words stay in the note just above, marked superseded by the entry (same id): search
+    serves them only for the past (`--as-of DATE`)."""
     done = _open(root).update(entry, _read_text(text, file))
     if json:
         _dump(schema.updated(done))
@@ -50,7 +53,9 @@ def update(
             f" — conflict {done.conflict_id} (see `memtree conflicts`)"
         )
     else:
-        line = f"updated {name} at {where}"
+        line = f"updated {name} at {where}; its old words are kept just above it, marked superseded"
+        if done.replaced:
+            line += f"; it also replaces {done.replaced} («{(done.other or '')[:60]}»), marked superseded"
     if done.redacted:
         line += f"; redacted: {', '.join(done.redacted)}"
     print(printable(line))

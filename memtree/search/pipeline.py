@@ -124,10 +124,12 @@ def run(
         where = ev.where
         chunk_text = "\n".join(read_lines(where.path)[where.start - 1 : where.end])
         keys = chunk_keys(where.path, chunk_text) if adjust is not None else ()
+        past = adjust.past_hidden if adjust is not None else 0
         factors = adjust.factors(where.path, chunk_text, keys) if adjust is not None else None
         if factors is None and adjust is not None:
-            hidden.append(where.path)
-            return None  # out of the current scope
+            if adjust.past_hidden == past:
+                hidden.append(where.path)
+            return None  # out of the current scope, or of the day asked (superseded, expired)
         cos = semantic.cos(ev.ref) if semantic is not None else None
         side = paired.adjacency(chunk_text, qterms, ev.strengths)
         return _Candidate(*ev, chunk_text, keys, factors, cos, side)

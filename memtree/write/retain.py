@@ -4,7 +4,9 @@ Every step before the write is a pure decision; the write happens once, under th
 lock, after the target note has been re-read under that lock — so concurrent agents never lose
 each other's entries. The result is one of four frozen decisions, consumed with ``match``:
 
-    Created    a new entry was appended
+    Created    a new entry was appended; when it states the same thing as an entry of the note with
+               another value (:func:`verdict`: "replace"), that entry is marked superseded by it
+               (memtree.notes.entries.retired), its text kept
     Merged     it restated an existing entry (similarity ≥ retain.merge_threshold): one entry kept
     Duplicate  it is already there, word for word after normalization: nothing written
     Conflict   it is close to an existing entry but differs (≥ retain.conflict_threshold): both
@@ -30,7 +32,7 @@ from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
 from memtree.write import conflicts as conflict_store
 from memtree.write.sanitize import Sanitizer
-from memtree.write.similarity import lost_words, similarity
+from memtree.write.similarity import distinct_facts, lost_words, similarity
 
 MAX_TAGS = 10
 MANUAL_MAX_CHARS = 50_000
@@ -83,9 +85,10 @@ class Outcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Created(Outcome):
-    """A new entry was appended."""
+    """A new entry was appended (``supersedes``: the entry it replaced, marked so, its id or lines)."""
 
     entry_id: str
+    supersedes: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,6 +308,37 @@ def best_match(content: str, existing: list[entries.Entry]) -> tuple[entries.Ent
     return best, best_s, False
 
 
+SIDE_BY_SIDE = frozenset({"environment"})
+"""distinct_facts reasons that name two facts true side by side (the flag is on in production, off in
+staging), never one replacing the other: no conflict."""
+
+
+def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: float) -> str:
+    """What `add` makes of a new text beside one existing entry, ``score`` their similarity; the conflict rule.
+
+    "merge" (a restatement: ≥ merge_at), "replace" (the same statement with another value — a number,
+    date, name, state, unit or a negation: the newer supersedes the older), "conflict" (close yet
+    neither: a person decides) or "distinct" (another fact, kept beside it).
+    """
+    if score >= merge_at:
+        return "merge"
+    if score < conflict_at:
+        return "distinct"
+    reason = distinct_facts(new, old)
+    if reason in SIDE_BY_SIDE:
+        return "distinct"
+    return "replace" if reason is not None else "conflict"
+
+
+def replaceable(old: entries.Entry) -> bool:
+    """Whether a newer text may mark ``old`` superseded as a whole: an entry memtree wrote, or one sentence.
+
+    Why: a hand-written paragraph holds several facts; the newer one replaces one of them, which
+    `conflicts resolve` moves out (memtree.write.conflicts), never the whole paragraph.
+    """
+    return bool(old.meta.id) or len(entries.sentences(old.content)) < 2
+
+
 def merge(old: entries.Entry, content: str, strategy: str) -> str:
     """The content kept when a new text restates ``old``."""
     if strategy == "merge_content":
@@ -420,7 +454,9 @@ def _retain_once(
             snaps[path] = part
     match, score, identical, where = None, 0.0, False, target.path
     for path, s in snaps.items():
-        m, sc, same = best_match(content, [e for e in entries.parse_entries(s.text) if e.meta.scope == scope])
+        # Why current only: a replaced entry is the past; the same value said again is news, not a duplicate
+        found = [e for e in entries.parse_entries(s.text) if e.meta.scope == scope and not entries.is_retired(e.meta)]
+        m, sc, same = best_match(content, found)
         if m is not None and (same, sc) > (identical, score):
             match, score, identical, where = m, sc, same, path
         if identical:
@@ -464,13 +500,21 @@ def _retain_once(
         )
     else:
         write = snap
+        said = verdict(content, match.content, score, merge_at, conflict_at) if match is not None else "distinct"
+        if said == "merge":
+            said = "conflict"  # a restatement no merge keeps every word of: both written, a person decides
+        if said == "replace" and match is not None and (where != target.path or not replaceable(match)):
+            said = "conflict"  # in another note (a split part), or a paragraph of several facts: a person settles it
+        if said == "replace" and match is not None:
+            note = entries.remark(note, match, entries.retired(match.meta, now.date(), entry_id))
         new_note = entries.append_entry(note, entries.format_entry(content, meta), target.node.split("/")[-1])
-        if match is not None and score >= conflict_at:
+        if said == "conflict" and match is not None:
             decision = Conflict(
                 entry_id=entry_id, conflict_id="", similarity=round(score, 4), other=match.content, **common
             )
         else:
-            decision = Created(entry_id=entry_id, similarity=round(score, 4), **common)
+            replaced = (match.meta.id or f"lines {match.start}-{match.end}") if said == "replace" and match else ""
+            decision = Created(entry_id=entry_id, similarity=round(score, 4), supersedes=replaced, **common)
     # Why first: a write that reports failure has written nothing, so every other file this one
     # needs is read before the note is touched (an unreadable conflicts.json or tree-index.json)
     if isinstance(decision, Conflict):
