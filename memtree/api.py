@@ -201,8 +201,11 @@ class MemTree:
         dry_run: bool = False,
         now: datetime | None = None,
         origin: str | None = None,
+        until: str = "",
     ) -> Decision:
-        """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
+        """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4).
+
+        ``until`` (YYYY-MM-DD): the last day the fact holds; past it, it is no longer current."""
         with self.state.lock:
             return write.add(
                 self.state,
@@ -216,6 +219,7 @@ class MemTree:
                 scope=scope,
                 dry_run=dry_run,
                 origin=origin,
+                until=until,
             )
 
     def log(self, text: str, *, source: str = "manual", now: datetime | None = None) -> Logged:

@@ -76,7 +76,7 @@ KEYS: dict[str, frozenset[str]] = {
         "conflicts resolve": "conflict keep outcome",
         "update": "decision node path lines entry_id similarity redacted existing conflict_id other supersedes",
         "forget": "entry_id path lines preview why archive",
-        "history": "target changes commits warnings",
+        "history": "target changes commits warnings chain",
         "undo": "dry_run undone paths change_id",
         "split": "splits",
         "check": "ok fixed problems",
@@ -117,6 +117,7 @@ OBJECTS: dict[str, frozenset[str]] = {
         "excerpt": "text path lines sha recall_count",
         "change": "id time command summary paths ids undoes commit",
         "commit": "commit time author subject",
+        "version": "id path lines created_at superseded by valid_until text",
     }.items()
 }
 """The objects the lists hold, by name (README "JSON output", second table)."""
@@ -127,6 +128,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "budget": (_I, "null"),
     "change_id": (_S, "null"),
     "changes": _A,
+    "chain": _A,
     "commits": _A,
     "conflict": _O,
     "conflict_id": (_S, "null"),
@@ -398,6 +400,19 @@ def history(h: History) -> Json:
         "changes": [change(c) for c in h.changes],
         "commits": [commit(c) for c in h.commits],
         "warnings": list(h.warnings),
+        "chain": [
+            {
+                "id": v.id,
+                "path": v.path,
+                "lines": list(v.lines),
+                "created_at": iso(v.created) if v.created else None,
+                "superseded": v.superseded or None,
+                "by": v.by or None,
+                "valid_until": v.valid_until or None,
+                "text": v.text,
+            }
+            for v in h.chain
+        ],
     }
 
 

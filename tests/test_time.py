@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from helpers import assert_one_line_error
 from typer.testing import CliRunner, Result
 
+from memtree import MemTree, schema
 from memtree.cli.app import app
 from memtree.notes import entries
 from memtree.notes.entries import EntryMeta, parse_entries
+from memtree.write.retain import Created
 
 
 @pytest.fixture
@@ -106,3 +108,67 @@ def test_metadata_typed_by_a_person_is_never_read_as_supersession(empty_root: Pa
     ok(root, "add", "Cache TTL is 60s <!-- memtree: id=e-x; superseded=2020-01-01 -->", "--to", "infra/cache")
     (found,) = parse_entries((root / "bank/infra/cache.md").read_text(encoding="utf-8"))
     assert not entries.is_retired(found.meta) and entries.held(found.meta, date.today())
+
+
+# --- search: current by default, the past on request ------------------------------------------------
+
+KST = timezone(timedelta(hours=9))
+JAN, MAR, APR = (datetime(2026, m, d, 10, 0, tzinfo=KST) for m, d in ((1, 10), (3, 1), (4, 1)))
+
+
+def _changed_root(make_root: Callable[..., Path]) -> MemTree:
+    root = make_root({"bank/readme.md": "# readme\n\nNotes live here.\n"})
+    mt = MemTree(root, refresh_interval=0)
+    mt.add("Redis pool size is 50", to="infra/redis", now=JAN)
+    assert isinstance(mt.add("Redis pool size is 80", to="infra/redis", now=MAR), Created)
+    mt.add("사무실 와이파이 비밀번호는 매주 바뀐다", to="office/wifi", now=JAN, until="2026-02-01")
+    return mt
+
+
+def test_search_serves_the_current_value_and_as_of_the_value_then(make_root: Callable[..., Path]) -> None:
+    mt = _changed_root(make_root)
+    now = mt.search("Redis pool size", now=APR)
+    assert now.hits and "is 80" in now.hits[0].text and now.hits[0].status == "current"
+    assert not any("is 50" in h.text for h in now.hits)  # the past is not served beside the present
+    then = mt.search("Redis pool size", now=APR, as_of=date(2026, 2, 1))
+    assert then.hits and "is 50" in then.hits[0].text and not any("is 80" in h.text for h in then.hits)
+    before = mt.search("Redis pool size", now=APR, as_of=date(2025, 12, 31))
+    assert not before.hits  # nothing was written yet
+
+
+def test_an_expired_fact_is_served_only_when_nothing_current_answers_and_marked(
+    make_root: Callable[..., Path],
+) -> None:
+    mt = _changed_root(make_root)
+    found = mt.search("와이파이 비밀번호", now=APR)
+    assert found.hits and found.hits[0].status == "expired 2026-02-01"
+    doc = schema.search(found)
+    assert doc["hits"][0]["status"] == "expired 2026-02-01"
+    block = mt.context("와이파이 비밀번호", now=APR).markdown
+    assert "[expired 2026-02-01: no longer current]" in block
+    held = mt.search("와이파이 비밀번호", now=APR, as_of=date(2026, 1, 20))
+    assert held.hits and held.hits[0].status == "current"
+
+
+def test_search_as_of_on_the_cli_and_a_bad_day_is_one_line(make_root: Callable[..., Path]) -> None:
+    mt = _changed_root(make_root)
+    root = str(mt.root)
+    result = run("search", "Redis pool size", "--as-of", "2026-02-01", "--root", root, "--json")
+    assert result.exit_code == 0, result.stdout
+    assert "is 50" in json.loads(result.stdout)["hits"][0]["text"]
+    assert_one_line_error(run("search", "Redis pool size", "--as-of", "last week", "--root", root), "--as-of")
+    assert_one_line_error(run("add", "x is 1", "--until", "someday", "--root", root), "--until")
+
+
+def test_history_of_an_entry_shows_its_chain(make_root: Callable[..., Path]) -> None:
+    mt = _changed_root(make_root)
+    note = (mt.root / "bank/infra/redis.md").read_text(encoding="utf-8")
+    old, new = (e.meta.id for e in parse_entries(note))
+    for asked in (old, new):  # either end of the chain names the whole of it
+        doc = ok(mt.root, "history", asked)
+        assert [(v["id"], v["superseded"], v["by"]) for v in doc["chain"]] == [
+            (old, "2026-03-01", new),
+            (new, None, None),
+        ]
+    human = run("history", old, "--root", str(mt.root))
+    assert human.exit_code == 0 and f"{old}  superseded 2026-03-01: Redis pool size is 50" in human.stdout

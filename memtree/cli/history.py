@@ -91,12 +91,21 @@ def history(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """What memtree changed, when and by which command (newest first); with git, the commits too."""
+    """What memtree changed, when and by which command (newest first); with git, the commits too.
+
+    For an entry id, first its chain: the versions it replaced and what replaced it, oldest first."""
     found = _open(root).history(ref, limit)
     _warn(found.warnings)
     if json:
         _dump(schema.history(found))
         return
+    if found.chain:
+        print(printable(f"chain of {found.target} (oldest first):"))
+        for v in found.chain:
+            when = f"superseded {v.superseded}" if v.superseded else "current"
+            if v.valid_until and not v.superseded:
+                when += f" until {v.valid_until}"
+            print(printable(f"  {v.created[:10] or '(undated)'}  {v.id}  {when}: {v.text}"))
     if not found.changes:
         print("no memtree change journaled" + (f" for {found.target}" if found.target else ""))
     for c in found.changes:

@@ -55,6 +55,10 @@ def add(
     source: Annotated[str, typer.Option("--source", help="manual or auto.")] = "manual",
     scope: Annotated[str, typer.Option("--scope", help="global, project:NAME or workspace:NAME.")] = "global",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Decide and report; write nothing.")] = False,
+    until: Annotated[
+        str,
+        typer.Option("--until", help="The last day it holds (YYYY-MM-DD); past it, search no longer serves it."),
+    ] = "",
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
@@ -72,7 +76,7 @@ def add(
     body = _read_text(text, file)
     labels = tuple(t.strip() for t in tags.split(",") if t.strip())
     decision = _open(root).add(
-        body, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run
+        body, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run, until=until
     )
     if json:
         _dump(schema.decision(decision))

@@ -80,12 +80,15 @@ VALID_UNTIL = "valid_until"
 """Metadata key: the last day an entry holds (``valid_until=2027-03-31``); past it, it is no longer current."""
 
 
-def _day(value: str) -> date | None:
+def day_of(value: str) -> date | None:
     """The day of an ISO date or date-time value (its first ten characters), None when it is none."""
     try:
         return date.fromisoformat(value.strip()[:10]) if value else None
     except ValueError:
         return None
+
+
+_day = day_of
 
 
 def held(meta: EntryMeta, day: date) -> bool:

@@ -89,6 +89,7 @@ def _add(mt: MemTree, a: Json) -> Json:
         source=a.get("source", "manual"),
         scope=a.get("scope", "global"),
         dry_run=a.get("dry_run", False),
+        until=a.get("until") or "",
     )
     return schema.decision(decision)
 
@@ -117,7 +118,7 @@ VERBS: dict[str, Verb] = {
     "add": Verb(
         "remember a text (sanitize, route, dedup, write)",
         {"text": _TEXT, "tag": _STR, "to": _STR, "tags": Param((list, str)), "kind": _STR, "source": _STR}
-        | {"scope": _STR, "dry_run": _BOOL},
+        | {"scope": _STR, "dry_run": _BOOL, "until": _STR},
         _add,
     ),
     "log": Verb(

@@ -58,6 +58,7 @@ class Request:
     source: str = "manual"
     scope: str = "global"
     origin: str | None = None  # where auto-extracted text came from, e.g. memory/2026-11-27.md:5-6
+    until: str = ""  # the last day the fact holds (YYYY-MM-DD): written as valid_until=
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,8 @@ def check_request(req: Request, settings: Settings) -> None:
     from memtree.notes.scopes import check_entry_scope
 
     check_entry_scope(req.scope, "--scope")
+    if req.until and entries.day_of(req.until) is None:
+        raise QueryError(f"--until wants a day as YYYY-MM-DD (e.g. 2027-03-31), got {req.until[:40]!r}")
     if req.tag is not None and _table_key(req.tag, settings) is None:
         known = ", ".join(f"{t} → {r.node}" for t, r in sorted(settings.routing.items()))
         raise QueryError(f"unknown tag {req.tag!r}; known tags: {known or 'none (see routing: in memtree.yaml)'}")
@@ -477,7 +480,10 @@ def _retain_once(
         kind=req.kind,
         source=req.source,
         scope="" if req.scope == "global" else req.scope,
-        extra={"from": req.origin} if req.origin else {},
+        extra={
+            **({"from": req.origin} if req.origin else {}),
+            **({entries.VALID_UNTIL: str(entries.day_of(req.until))} if req.until else {}),
+        },
     )
     merge_at = settings.retain.merge_threshold
     conflict_at = settings.retain.conflict_threshold

@@ -108,11 +108,12 @@ def add(
     scope: str = "global",
     dry_run: bool = False,
     origin: str | None = None,
+    until: str = "",
 ) -> Decision:
-    """Remember ``text_``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
+    """Remember ``text_``: sanitize, route, dedup or flag a conflict, write (DESIGN §4); ``until``: its last day."""
     from memtree.write import retain
 
-    req = retain.Request(text_, tag, to, tuple(tags), kind, source, scope, origin)
+    req = retain.Request(text_, tag, to, tuple(tags), kind, source, scope, origin, until)
     retain.check_request(req, state.settings)
     tree = state.parsed_tree()  # parsed and validated; a missing target file is simply created
     state.fresh()
