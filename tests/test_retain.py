@@ -189,12 +189,12 @@ def test_a_restatement_merges_into_one_entry(mt: MemTree) -> None:
 
 def test_a_close_but_different_entry_is_written_and_recorded_as_a_conflict(mt: MemTree) -> None:
     mt.add("Redis 커넥션 풀은 10개면 충분하다", to="project/decisions", now=NOW)
-    decision = mt.add("Redis 커넥션 풀은 10개면 부족할 때가 있어 모니터링한다", to="project/decisions", now=NOW)
+    decision = mt.add("Redis 연결 풀은 필요 없다", to="project/decisions", now=NOW)
     assert isinstance(decision, Conflict), decision
     assert 0.5 <= decision.similarity < 0.8
     open_ = mt.conflicts()
     assert [c.id for c in open_] == [decision.conflict_id]
-    assert "충분" in open_[0].old.text and "모니터링" in open_[0].new.text
+    assert "충분" in open_[0].old.text and "필요 없다" in open_[0].new.text
     settled, outcome = mt.resolve_conflict(decision.conflict_id, "new", now=NOW)
     assert settled.id == decision.conflict_id and outcome.startswith("marked")
     note = (mt.root / "bank/project/decisions.md").read_text(encoding="utf-8")
@@ -306,7 +306,7 @@ def test_an_add_that_fails_on_an_unreadable_conflicts_file_has_written_nothing(m
     before = snapshot(mt.root)
     changes = (mt.root / ".memtree/changes.jsonl").read_bytes()
     with pytest.raises(MemtreeError, match=r"conflicts\.json: unreadable"):
-        mt.add("Redis 커넥션 풀은 10개면 부족할 때가 있어 모니터링한다", to="project/decisions", now=NOW)
+        mt.add("Redis 연결 풀은 필요 없다", to="project/decisions", now=NOW)
     assert snapshot(mt.root) == before
     assert (mt.root / ".memtree/changes.jsonl").read_bytes() == changes  # nothing journaled either
     assert isinstance(mt.add("배포 창은 화요일 오후다", to="project/decisions", now=NOW), Created)  # no conflict: fine

@@ -64,25 +64,23 @@ def test_issue_repro_ends_with_the_80_fact_current_and_the_others_marked(empty_r
 
 def test_resolve_keep_old_retires_the_newer_entry_and_keeps_its_text(empty_root: Path) -> None:
     root = empty_root
-    ok(root, "add", "배포 승인은 팀장이 한다", "--to", "team/deploy")
-    # a close text that is no replacement: a person settles it
-    added = ok(root, "add", "배포 승인은 팀장이 한다 그리고 QA도 확인한다 가끔", "--to", "team/deploy")
-    if not added["conflict_id"]:
-        pytest.skip("the rule saw no conflict here")
+    ok(root, "add", "배포는 금요일에 하지 않는다", "--to", "team/deploy")
+    # its negation in other words: no plain replacement, a person settles it
+    added = ok(root, "add", "금요일에도 배포한다", "--to", "team/deploy")
+    assert added["conflict_id"], added
     done = ok(root, "conflicts", "resolve", added["conflict_id"], "--keep", "old")
     assert "superseded" in done["outcome"]
     note = (root / "bank/team/deploy.md").read_text(encoding="utf-8")
-    assert "QA도 확인한다" in note  # the text stays
+    assert "금요일에도 배포한다" in note  # the text stays
     newer = next(e for e in parse_entries(note) if e.meta.id == added["entry_id"])
     assert entries.is_retired(newer.meta) and not entries.held(newer.meta, date.today())
 
 
 def test_a_conflict_whose_entry_was_forgotten_closes_itself(empty_root: Path) -> None:
     root = empty_root
-    ok(root, "add", "배포 승인은 팀장이 한다", "--to", "team/deploy")
-    added = ok(root, "add", "배포 승인은 팀장이 한다 그리고 QA도 확인한다 가끔", "--to", "team/deploy")
-    if not added["conflict_id"]:
-        pytest.skip("the rule saw no conflict here")
+    ok(root, "add", "배포는 금요일에 하지 않는다", "--to", "team/deploy")
+    added = ok(root, "add", "금요일에도 배포한다", "--to", "team/deploy")
+    assert added["conflict_id"], added
     assert [c["id"] for c in ok(root, "conflicts")["conflicts"]] == [added["conflict_id"]]
     assert run("forget", added["entry_id"], "--root", str(root)).exit_code == 0
     assert ok(root, "conflicts")["conflicts"] == []

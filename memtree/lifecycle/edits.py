@@ -249,9 +249,7 @@ def _update_once(
     block = _rewritten(entry, content, meta)
     gap = "\n" if entry.is_item else "\n\n"
     start = entry.start + old_block.count("\n") + len(gap)
-    said = retain.verdict(content, match.content, score, cfg.merge_threshold, cfg.conflict_threshold) if match else ""
-    if said == "replace" and match is not None and not retain.replaceable(match):
-        said = "conflict"
+    said = retain.judge(content, match, score, cfg.merge_threshold, cfg.conflict_threshold) if match else ""
     if said == "replace" and match is not None:
         note = entries.remark(note, match, entries.retired(match.meta, now.date(), current_id))
     store.save(root, snap, entries.replace_lines(note, entry.start, entry.end, old_block + gap + block).encode("utf-8"))

@@ -32,7 +32,7 @@ from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
 from memtree.write import conflicts as conflict_store
 from memtree.write.sanitize import Sanitizer
-from memtree.write.similarity import distinct_facts, lost_words, similarity
+from memtree.write.similarity import distinct_facts, frame, lost_words, similarity
 
 MAX_TAGS = 10
 MANUAL_MAX_CHARS = 50_000
@@ -314,23 +314,46 @@ def best_match(content: str, existing: list[entries.Entry]) -> tuple[entries.Ent
 SIDE_BY_SIDE = frozenset({"environment"})
 """distinct_facts reasons that name two facts true side by side (the flag is on in production, off in
 staging), never one replacing the other: no conflict."""
+SAME_FRAME = 0.5
+"""Least :func:`memtree.write.similarity.frame` for a changed value to read as a replacement.
+Why 0.5: on bench/conflicts.py's tune half every update is at 0.5 or more, every different fact that
+distinct_facts gives a reason for at 0.4 or less, and restatements in another word order at 0."""
 
 
 def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: float) -> str:
     """What `add` makes of a new text beside one existing entry, ``score`` their similarity; the conflict rule.
 
-    "merge" (a restatement: ≥ merge_at), "replace" (the same statement with another value — a number,
-    date, name, state, unit or a negation: the newer supersedes the older), "conflict" (close yet
-    neither: a person decides) or "distinct" (another fact, kept beside it).
+    "merge" (a restatement: ≥ merge_at); "replace" (the same sentence with another value — a number,
+    date, name, state, unit or a negation, in the same frame: the newer supersedes the older);
+    "conflict" (a negation worded otherwise: a person decides); "distinct" (anything else: another
+    fact on the topic, or the same fact in other words, kept beside it — no one's time is asked).
+    Measured by bench/conflicts.py on labelled pairs (tuned on one half, reported on the other).
     """
     if score >= merge_at:
         return "merge"
     if score < conflict_at:
         return "distinct"
     reason = distinct_facts(new, old)
-    if reason in SIDE_BY_SIDE:
+    if reason is None or reason in SIDE_BY_SIDE:
         return "distinct"
-    return "replace" if reason is not None else "conflict"
+    if frame(new, old) >= SAME_FRAME:
+        return "replace"
+    return "conflict" if reason == "negation" else "distinct"
+
+
+def judge(new: str, old: entries.Entry, score: float, merge_at: float, conflict_at: float) -> str:
+    """:func:`verdict` for an existing entry: a hand-written paragraph of several facts is judged by
+    its sentences too, and one that a sentence of it would be replaced by is a conflict (resolve then
+    retires that sentence alone), never replaced whole."""
+    said = verdict(new, old.content, score, merge_at, conflict_at)
+    if replaceable(old) or said == "merge":
+        return said
+    if said == "replace":
+        return "conflict"
+    for sentence in entries.sentences(old.content):
+        if verdict(new, sentence, similarity(new, sentence), merge_at, conflict_at) in ("replace", "conflict"):
+            return "conflict"
+    return said
 
 
 def replaceable(old: entries.Entry) -> bool:
@@ -506,11 +529,11 @@ def _retain_once(
         )
     else:
         write = snap
-        said = verdict(content, match.content, score, merge_at, conflict_at) if match is not None else "distinct"
+        said = judge(content, match, score, merge_at, conflict_at) if match is not None else "distinct"
         if said == "merge":
             said = "conflict"  # a restatement no merge keeps every word of: both written, a person decides
-        if said == "replace" and match is not None and (where != target.path or not replaceable(match)):
-            said = "conflict"  # in another note (a split part), or a paragraph of several facts: a person settles it
+        if said == "replace" and where != target.path:
+            said = "conflict"  # the old entry sits in another note (a split part): a person settles it
         if said == "replace" and match is not None:
             note = entries.remark(note, match, entries.retired(match.meta, now.date(), entry_id))
         new_note = entries.append_entry(note, entries.format_entry(content, meta), target.node.split("/")[-1])
