@@ -215,6 +215,8 @@ class Adjuster:
     ) -> None:
         self.now, self.chain, self.recalls, self.note = now, chain, recalls, note
         self.day, self.past, self.past_hidden = day, past, 0
+        self.weighs = decay or chain is not None
+        """Whether it changes scores at all (decay or a scope); else it only filters by ``day``."""
         self.recency_boost, self.scope_boost, self.curve, self.decay = recency_boost, scope_boost, curve, decay
         boost = scope_boost if chain else 1.0
         self.max_factor = max(1.0, recency_boost if decay else 1.0) * max(1.0, boost)

@@ -136,7 +136,8 @@ def run(
 
     # re-ranked by evidence and adjacency (and decay, scope, meaning): look at a few more than k
     by_text = settings.evidence_weight > 0 or settings.adjacency_weight > 0
-    reranked = adjust is not None or semantic is not None or by_text
+    weighs = adjust is not None and adjust.weighs  # an adjuster may only filter (time) and weigh nothing
+    reranked = weighs or semantic is not None or by_text
     fetch = max(3 * k, 15) if reranked else k
     blend: Blend
     while True:
@@ -211,7 +212,7 @@ def run(
             evidenced_by, side_by_side = _factors(c, settings)
             final *= evidenced_by * side_by_side
             signals.update(evidence=round(evidenced_by, 4), adjacency=round(side_by_side, 4))
-        if c.factors is not None:
+        if c.factors is not None and weighs:
             f = c.factors
             final *= f.total
             signals.update(decay=round(f.decay, 4), recency=f.recency, scope=f.scope, age_days=f.age_days)

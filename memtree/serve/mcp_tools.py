@@ -49,6 +49,10 @@ AsOf = Annotated[
         "or expired). Default: today's current facts; a superseded one only when nothing current answers, marked."
     ),
 ]
+Until = Annotated[
+    str | None,
+    Field(description="The last day the fact holds (YYYY-MM-DD); past it, search no longer serves it as current."),
+]
 K = Annotated[int | None, Field(ge=1, description="How many hits, at least 1 (default: search.max_results, 5).")]
 TierArg = Annotated[
     Tier,
@@ -207,11 +211,22 @@ def tools(mt: MemTree) -> list[Tool]:
         scope: EntryScope = "global",
         source: SourceArg = "manual",
         dry_run: DryRun = False,
+        until: Until = None,
     ) -> dict[str, Any]:
         labels = tuple(tags or ())
         return _answer(
             lambda: schema.decision(
-                mt.add(text, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run)
+                mt.add(
+                    text,
+                    tag=tag,
+                    to=to,
+                    tags=labels,
+                    kind=kind,
+                    source=source,
+                    scope=scope,
+                    dry_run=dry_run,
+                    until=until or "",
+                )
             )
         )
 
