@@ -243,7 +243,7 @@ def _update_once(
     # Why two entries: the old words stay, marked superseded by the entry that now says it (same id)
     current_id = entry.meta.id or retain.new_id(now)
     kept = {k: v for k, v in entry.meta.extra.items() if k not in (entries.SUPERSEDED, entries.BY)}
-    meta = replace(entry.meta, id=current_id, extra={**kept, "updated": now.isoformat(timespec="seconds")})
+    meta = replace(entry.meta, id=current_id, extra={**kept, entries.UPDATED: now.isoformat(timespec="seconds")})
     past = replace(entry.meta, id=retain.new_id(now), merged=(), extra=dict(entry.meta.extra))
     old_block = _rewritten(entry, entry.content, entries.retired(past, now.date(), current_id))
     block = _rewritten(entry, content, meta)

@@ -76,6 +76,8 @@ SUPERSEDED = "superseded"
 """Metadata key: the day an entry stopped holding because a newer one replaced it (``superseded=2026-12-01``)."""
 BY = "by"
 """Metadata key: the id of the entry that replaced this one."""
+UPDATED = "updated"
+"""Metadata key: when `memtree update` last gave the entry new words."""
 VALID_UNTIL = "valid_until"
 """Metadata key: the last day an entry holds (``valid_until=2027-03-31``); past it, it is no longer current."""
 
@@ -94,9 +96,11 @@ _day = day_of
 def held(meta: EntryMeta, day: date) -> bool:
     """Whether an entry with ``meta`` held on ``day``: written by then, not yet replaced, not past its end.
 
-    An entry without ``created=`` (written by hand) counts as written since always.
+    Its words hold from their ``updated=`` day (`memtree update` keeps the id, the old words stay
+    above it, superseded that day), else its ``created=`` day; an entry with neither (written by
+    hand) counts as written since always.
     """
-    created = _day(meta.created)
+    created = _day(meta.extra.get(UPDATED, "")) or _day(meta.created)
     if created is not None and created > day:
         return False
     superseded = _day(meta.extra.get(SUPERSEDED, ""))
@@ -115,7 +119,7 @@ def status(meta: EntryMeta, day: date) -> str:
     until = _day(meta.extra.get(VALID_UNTIL, ""))
     if until is not None and until < day:
         return f"expired {until}"
-    created = _day(meta.created)
+    created = _day(meta.extra.get(UPDATED, "")) or _day(meta.created)
     if created is not None and created > day:
         return f"not yet (written {created})"
     return "current"
