@@ -103,16 +103,19 @@ class MemTree:
         scope: str | None = None,
         semantic: bool | None = None,
         now: datetime | None = None,
+        as_of: date | None = None,
     ) -> SearchResult:
         """Search the memory; hits best first, or none with the reason (``rejected``).
 
         ``now`` is the moment decay and recency are judged at. ``scope`` (default:
         ``search.scope``) is the current scope: only entries of it and of the scopes above it are
         found. ``semantic`` forces the embedding layer on or off (default: ``embed.enabled``).
+        Current facts only, the superseded or expired ones when nothing current answers (marked);
+        ``as_of``: the facts that held on that day.
         """
         with self.state.lock:
             return query.search(
-                self.state, query_, now or clock(), k, tier, budget, cache, scope, semantic, now is not None
+                self.state, query_, now or clock(), k, tier, budget, cache, scope, semantic, now is not None, as_of
             )
 
     def context(
@@ -123,10 +126,11 @@ class MemTree:
         tier: str = "default",
         scope: str | None = None,
         now: datetime | None = None,
+        as_of: date | None = None,
     ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query_`` within ``budget`` tokens."""
         with self.state.lock:
-            return query.context(self.state, query_, now or clock(), budget, k, tier, scope, now is not None)
+            return query.context(self.state, query_, now or clock(), budget, k, tier, scope, now is not None, as_of)
 
     def get(self, ref: str, now: datetime | None = None) -> Note:
         """A note by node id or root-relative path."""
@@ -205,8 +209,11 @@ class MemTree:
         dry_run: bool = False,
         now: datetime | None = None,
         origin: str | None = None,
+        until: str = "",
     ) -> Decision:
-        """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
+        """Remember ``text``: sanitize, route, dedup or flag a conflict, write (DESIGN §4).
+
+        ``until`` (YYYY-MM-DD): the last day the fact holds; past it, it is no longer current."""
         with self.state.lock:
             return write.add(
                 self.state,
@@ -220,6 +227,7 @@ class MemTree:
                 scope=scope,
                 dry_run=dry_run,
                 origin=origin,
+                until=until,
             )
 
     def log(self, text: str, *, source: str = "manual", now: datetime | None = None) -> Logged:

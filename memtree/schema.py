@@ -75,14 +75,14 @@ KEYS: dict[str, frozenset[str]] = {
         "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count clash_count "
         "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic warnings",
         "add": "decision node path similarity how redacted dry_run new_nodes entry_id merged_id strategy existing "
-        "conflict_id other",
+        "conflict_id other supersedes",
         "log": "path line text redacted",
         "conflicts": "conflicts",
         "conflicts --scan": "contradictions recorded",
         "conflicts resolve": "conflict keep outcome",
-        "update": "decision node path lines entry_id similarity redacted existing conflict_id other",
+        "update": "decision node path lines entry_id similarity redacted existing conflict_id other supersedes",
         "forget": "entry_id path lines preview why archive",
-        "history": "target changes commits warnings",
+        "history": "target changes commits warnings chain",
         "undo": "dry_run undone paths change_id",
         "split": "splits",
         "check": "ok fixed problems",
@@ -110,7 +110,7 @@ KEYS: dict[str, frozenset[str]] = {
 OBJECTS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
-        "hit": "node path lines score tier signals matched ids via text truncated",
+        "hit": "node path lines score tier signals matched ids via status text truncated",
         "conflict": "id created_at similarity new old",
         "contradiction": "similarity reason newer older newer_created_at older_created_at suggestion",
         "bank": "name note_count entry_count bytes enabled",
@@ -124,6 +124,7 @@ OBJECTS: dict[str, frozenset[str]] = {
         "change": "id time command summary paths ids undoes commit",
         "commit": "commit time author subject",
         "link": "source line kind note anchor alias target target_line problem",
+        "version": "id path lines created_at superseded by valid_until text",
     }.items()
 }
 """The objects the lists hold, by name (docs/reference/json-output.md, second table)."""
@@ -134,6 +135,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "budget": (_I, "null"),
     "change_id": (_S, "null"),
     "changes": _A,
+    "chain": _A,
     "commits": _A,
     "conflict": _O,
     "conflict_id": (_S, "null"),
@@ -181,6 +183,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "similarity": (_N, "null"),
     "sources": _A,
     "strategy": (_S, "null"),
+    "supersedes": (_S, "null"),
     "target": (_S, "null"),
     "term_stats": _A,
     "terms": _A,
@@ -266,6 +269,7 @@ def hit(h: Hit, with_text: bool = True) -> Json:
         "matched": list(h.matched),
         "ids": entry_ids(h.text),
         "via": h.via or None,
+        "status": h.status,
     }
     if with_text:
         from memtree.notes.entries import strip_meta
@@ -342,10 +346,10 @@ def decision(d: Decision) -> Json:
 
     out: Json = {"decision": type(d).__name__.lower(), "node": d.node, "path": d.path, "similarity": d.similarity}
     out |= {"how": d.how, "redacted": list(d.redacted), "dry_run": d.dry_run, "new_nodes": list(d.new_nodes)}
-    out |= dict.fromkeys(("entry_id", "merged_id", "strategy", "existing", "conflict_id", "other"))
+    out |= dict.fromkeys(("entry_id", "merged_id", "strategy", "existing", "conflict_id", "other", "supersedes"))
     match d:
         case Created():
-            out["entry_id"] = d.entry_id
+            out |= {"entry_id": d.entry_id, "supersedes": d.supersedes or None}
         case Merged():
             out |= {"entry_id": d.entry_id, "merged_id": d.merged_id, "strategy": d.strategy}
         case Duplicate():
@@ -397,7 +401,7 @@ def updated(u: Updated) -> Json:
     """`update --json`: what became of the new words (updated, unchanged, duplicate or conflict), and where."""
     out: Json = {"decision": u.decision, "node": u.node, "path": u.path, "lines": list(u.lines)}
     out |= {"entry_id": u.entry_id, "similarity": u.similarity, "redacted": list(u.redacted)}
-    return out | {"existing": u.existing, "conflict_id": u.conflict_id, "other": u.other}
+    return out | {"existing": u.existing, "conflict_id": u.conflict_id, "other": u.other, "supersedes": u.replaced}
 
 
 def forgotten(f: Forgotten) -> Json:
@@ -438,6 +442,19 @@ def history(h: History) -> Json:
         "changes": [change(c) for c in h.changes],
         "commits": [commit(c) for c in h.commits],
         "warnings": list(h.warnings),
+        "chain": [
+            {
+                "id": v.id,
+                "path": v.path,
+                "lines": list(v.lines),
+                "created_at": iso(v.created) if v.created else None,
+                "superseded": v.superseded or None,
+                "by": v.by or None,
+                "valid_until": v.valid_until or None,
+                "text": v.text,
+            }
+            for v in h.chain
+        ],
     }
 
 

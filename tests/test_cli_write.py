@@ -18,8 +18,10 @@ from memtree.notes import tree as treemod
 from memtree.notes.entries import Entry, parse_entries
 from memtree.write.split import MARKER
 
-REDIS_OLD = "Redis 커넥션 풀은 10개면 충분하다"
-REDIS_NEW = "Redis 커넥션 풀은 최소 50개는 되어야 안정적이다"
+FACT_OLD = "배포는 금요일에 하지 않는다"
+FACT_NEW = "금요일에도 배포한다"  # its negation worded otherwise: a conflict a person settles
+REDIS_OLD = "Redis 커넥션 풀은 50개로 둔다"
+REDIS_RAISED = "Redis 커넥션 풀은 80개로 둔다"  # the same with another value: a replacement
 # Built in code, so that this file holds no literal secret for a scanner to flag.
 GITHUB_TOKEN = "ghp" + "_" + "Zq8Lm2Xv5Rt1Wy7Np4Kc9Hd3Fs6Bj0Ga1Ue"
 EMAIL = "lee.jiwon" + "@" + "example.co.kr"
@@ -99,14 +101,27 @@ def test_a_restatement_is_merged_into_one_entry(sample_root: Path) -> None:
 
 
 def test_a_close_but_different_entry_is_a_conflict(sample_root: Path) -> None:
-    add_json(sample_root, REDIS_OLD, "--to", "project/decisions")
-    doc = add_json(sample_root, REDIS_NEW, "--to", "project/decisions")
+    add_json(sample_root, FACT_OLD, "--to", "project/decisions")
+    doc = add_json(sample_root, FACT_NEW, "--to", "project/decisions")
     assert doc["decision"] == "conflict"
     assert {"decision", "path", "node", "similarity", "redacted"} <= set(doc)
     assert 0.5 <= doc["similarity"] < 0.8 and doc["path"] == "bank/project/decisions.md"
-    assert doc["conflict_id"].startswith("c-") and doc["other"] == REDIS_OLD
+    assert doc["conflict_id"].startswith("c-") and doc["other"] == FACT_OLD
     note = (sample_root / "bank/project/decisions.md").read_text(encoding="utf-8")
-    assert REDIS_OLD in note and REDIS_NEW in note  # both kept until someone settles it
+    assert FACT_OLD in note and FACT_NEW in note  # both kept until someone settles it
+
+
+def test_the_same_statement_with_another_value_supersedes_the_old_entry(sample_root: Path) -> None:
+    # Why: issue 30 — a correction opened a conflict, and the old value was served as if current
+    old = add_json(sample_root, REDIS_OLD, "--to", "project/decisions")
+    doc = add_json(sample_root, REDIS_RAISED, "--to", "project/decisions")
+    assert doc["decision"] == "created" and doc["supersedes"] == old["entry_id"] and doc["conflict_id"] is None
+    note = sample_root / "bank/project/decisions.md"
+    past = entry_with_id(note, old["entry_id"])
+    assert past.content == REDIS_OLD  # its text stays
+    assert past.meta.extra["by"] == doc["entry_id"] and past.meta.extra["superseded"]
+    assert "superseded" not in entry_with_id(note, doc["entry_id"]).meta.extra
+    assert json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout) == {"conflicts": []}
 
 
 # --- add: input and options ----------------------------------------------------------------------
@@ -343,9 +358,9 @@ def test_log_never_rewrites_a_log_without_a_final_newline(make_root: Callable[..
 
 
 def make_conflict(root: Path) -> tuple[str, str, str]:
-    """Add the Redis pair; returns (conflict id, old entry id, new entry id)."""
-    old = add_json(root, REDIS_OLD, "--to", "project/decisions")
-    new = add_json(root, REDIS_NEW, "--to", "project/decisions")
+    """Add the deploy pair; returns (conflict id, old entry id, new entry id)."""
+    old = add_json(root, FACT_OLD, "--to", "project/decisions")
+    new = add_json(root, FACT_NEW, "--to", "project/decisions")
     assert new["decision"] == "conflict", new
     return new["conflict_id"], old["entry_id"], new["entry_id"]
 
@@ -362,19 +377,19 @@ def test_conflicts_lists_both_texts_similarity_and_files(sample_root: Path) -> N
     result = run("conflicts", "--root", str(sample_root))
     assert result.exit_code == 0, result.stderr
     out = result.stdout
-    assert cid in out and REDIS_OLD in out and REDIS_NEW in out
+    assert cid in out and FACT_OLD in out and FACT_NEW in out
     assert re.search(r"similarity 0\.[5-7]\d", out) and "bank/project/decisions.md" in out
     assert old_id in out and new_id in out
     (found,) = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)["conflicts"]
     assert found["id"] == cid and 0.5 <= found["similarity"] < 0.8
     assert datetime.fromisoformat(found["created_at"]).tzinfo is not None
-    assert found["new"] == {"path": "bank/project/decisions.md", "id": new_id, "text": REDIS_NEW}
-    assert found["old"] == {"path": "bank/project/decisions.md", "id": old_id, "text": REDIS_OLD}
+    assert found["new"] == {"path": "bank/project/decisions.md", "id": new_id, "text": FACT_NEW}
+    assert found["old"] == {"path": "bank/project/decisions.md", "id": old_id, "text": FACT_OLD}
 
 
 @pytest.mark.parametrize(
     ("keep", "kept", "gone"),
-    [("new", [REDIS_NEW], [REDIS_OLD]), ("old", [REDIS_OLD], [REDIS_NEW]), ("both", [REDIS_OLD, REDIS_NEW], [])],
+    [("new", [FACT_NEW], [FACT_OLD]), ("old", [FACT_OLD], [FACT_NEW]), ("both", [FACT_OLD, FACT_NEW], [])],
 )
 def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
     sample_root: Path, keep: str, kept: list[str], gone: list[str]
@@ -387,12 +402,13 @@ def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["conflict"]["id"] == cid and doc["keep"] == keep
-    assert doc["outcome"].startswith("removed") if gone else doc["outcome"] == "both entries kept"
+    assert doc["outcome"].startswith("marked") if gone else doc["outcome"] == "both entries kept"
     text = note.read_text(encoding="utf-8")
+    by_text = {e.content: e for e in parse_entries(text)}
     for t in kept:
-        assert t in text
-    for t in gone:
-        assert t not in text
+        assert "superseded" not in by_text[t].meta.extra
+    for t in gone:  # marked superseded, its words kept
+        assert by_text[t].meta.extra["superseded"] and by_text[t].meta.extra["by"]
     for line in original.splitlines():  # nothing else in the note was touched
         assert line in text.splitlines()
     assert json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout) == {"conflicts": []}
@@ -402,8 +418,8 @@ def test_resolve_keeps_what_was_asked_and_closes_the_conflict(
 
 def test_resolving_one_conflict_leaves_the_others_open(sample_root: Path) -> None:
     first, _, _ = make_conflict(sample_root)
-    add_json(sample_root, "배치 작업은 새벽 2시에 시작한다", "--to", "bank/ops/batch.md")
-    other = add_json(sample_root, "배치 작업은 새벽 5시에 시작해야 안전하다", "--to", "bank/ops/batch.md")
+    add_json(sample_root, "점심 회식은 금요일에 한다", "--to", "bank/ops/batch.md")
+    other = add_json(sample_root, "금요일에는 점심 회식을 하지 않는다", "--to", "bank/ops/batch.md")
     assert other["decision"] == "conflict", other
     human = run("conflicts", "resolve", first, "--keep", "both", "--root", str(sample_root))
     assert human.exit_code == 0 and human.stdout.startswith(f"resolved {first} (kept both)")
@@ -440,7 +456,7 @@ def test_resolve_refuses_an_unknown_id_a_missing_keep_and_a_bad_keep(sample_root
         ),
     ],
 )
-def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_written_paragraph(
+def test_resolve_keep_new_retires_only_the_conflicting_sentence_of_a_hand_written_paragraph(
     make_root: Callable[..., Path], stale: str, rest: str, fresh: str
 ) -> None:
     # Why: issue 12 — `add` records the whole paragraph it compared with, and resolve deleted it all
@@ -450,8 +466,11 @@ def test_resolve_keep_new_removes_only_the_conflicting_sentence_of_a_hand_writte
     before = (root / "bank/ops/db.md").read_text(encoding="utf-8")
     result = run("conflicts", "resolve", added["conflict_id"], "--keep", "new", "--root", str(root), "--json")
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["outcome"].startswith(f"removed {stale!r} from bank/ops/db.md:3-3")
-    assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == before.replace(f"{stale} ", "")
+    assert json.loads(result.stdout)["outcome"].startswith(f"moved {stale!r} out of bank/ops/db.md:3-3")
+    after = (root / "bank/ops/db.md").read_text(encoding="utf-8")
+    assert after.startswith(before.replace(f"{stale} ", "").rstrip("\n"))  # the rest byte for byte
+    moved = parse_entries(after)[-1]  # the sentence, an entry of its own at the end, marked
+    assert moved.content == stale and moved.meta.extra["by"] == added["entry_id"]
     assert json.loads(run("conflicts", "--root", str(root), "--json").stdout) == {"conflicts": []}
 
 

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from memtree import MemTree
 from memtree.cli.app import app
+from memtree.errors import QueryError
+from memtree.notes import entries
 
 
 def test_different_numbers_and_a_negation_are_found_unrelated_entries_are_not(make_root: Callable[..., Path]) -> None:
@@ -33,10 +35,14 @@ def test_different_numbers_and_a_negation_are_found_unrelated_entries_are_not(ma
     assert all(0.5 <= c.similarity < 1.0 and c.suggestion.startswith("neither is dated") for c in found)  # by hand
 
 
-def test_the_newer_entry_is_the_one_written_later(sample_root: Path) -> None:
-    mt = MemTree(sample_root, refresh_interval=0)
-    mt.add("Redis 커넥션 풀은 10개면 충분하다", to="project/decisions")
-    mt.add("Redis 커넥션 풀은 최소 50개는 되어야 안정적이다", to="project/decisions")
+def test_the_newer_entry_is_the_one_written_later(make_root: Callable[..., Path]) -> None:
+    # written as an older memtree (or another clone) left them: both current, neither marked
+    older = "- Redis 커넥션 풀은 10개면 충분하다 <!-- memtree: id=e-1; created=2025-03-01T09:00:00+09:00 -->"
+    newer = (
+        "- Redis 커넥션 풀은 최소 50개는 되어야 안정적이다 <!-- memtree: id=e-2; created=2025-04-01T09:00:00+09:00 -->"
+    )
+    root = make_root({"bank/project/decisions.md": f"# decisions\n\n{newer}\n{older}\n"})
+    mt = MemTree(root, refresh_interval=0)
     found = [c for c in mt.scan_conflicts() if "Redis" in c.newer.text]
     assert found and "50개" in found[0].newer.text and found[0].newer_created >= found[0].older_created
 
@@ -60,7 +66,10 @@ def test_record_opens_conflicts_once_and_resolve_settles_them(make_root: Callabl
     assert len(open_) == 1
     mt.resolve_conflict(open_[0].id, "new")
     note = (root / "bank/ops/deploy.md").read_text(encoding="utf-8")
-    assert (open_[0].new.text in note) and (open_[0].old.text not in note)
+    found = {e.content: e for e in entries.parse_entries(note)}
+    assert not entries.is_retired(found[open_[0].new.text].meta)
+    assert entries.is_retired(found[open_[0].old.text].meta)  # marked superseded, its words kept
+    assert mt.conflicts() == [] and mt.scan_conflicts() == []  # the past contradicts nothing
 
 
 def test_cli_scan_text_and_json(make_root: Callable[..., Path]) -> None:
@@ -136,8 +145,11 @@ def test_resolve_removes_only_the_recorded_sentence_of_a_hand_written_paragraph(
     (conflict,) = mt.conflicts()
     assert conflict.old.text == stale
     _, outcome = mt.resolve_conflict(conflict.id, "new")
-    assert outcome.startswith("removed") and stale in outcome
-    assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == note.replace(f"{stale} ", "")
+    assert outcome.startswith("moved") and stale in outcome
+    after = (root / "bank/ops/db.md").read_text(encoding="utf-8")
+    assert after.startswith(note.replace(f"{stale} ", "").rstrip("\n"))  # the rest byte for byte
+    moved = entries.parse_entries(after)[-1]
+    assert moved.content == stale and entries.is_retired(moved.meta)
     assert mt.conflicts() == []
 
 
@@ -153,7 +165,10 @@ def test_resolve_keeps_the_wrapped_lines_and_indent_of_a_hand_written_list_item(
     assert conflict.old.text == "배포는 금요일에 하지 않는다."
     mt.resolve_conflict(conflict.id, "new")
     left = "- 롤백 담당은 인프라팀이다.\n  장애 공지는 #ops 채널에 올린다.\n"
-    assert (root / "bank/ops/deploy.md").read_text(encoding="utf-8") == f"# deploy\n\n{left}{dated}"
+    after = (root / "bank/ops/deploy.md").read_text(encoding="utf-8")
+    assert after.startswith(f"# deploy\n\n{left}{dated}")
+    moved = entries.parse_entries(after)[-1]
+    assert moved.content == "배포는 금요일에 하지 않는다." and moved.meta.extra["by"] == "e-2"
 
 
 def test_resolve_changes_nothing_when_the_recorded_sentence_is_no_longer_there_exactly(
@@ -165,6 +180,7 @@ def test_resolve_changes_nothing_when_the_recorded_sentence_is_no_longer_there_e
     (conflict,) = mt.conflicts()
     edited = note.replace("size is 50.", "size is 50 (until May).")
     (root / "bank/ops/db.md").write_text(edited, encoding="utf-8")
-    _, outcome = mt.resolve_conflict(conflict.id, "new")
-    assert "already changed or removed" in outcome and "nothing removed" in outcome
+    assert mt.conflicts() == []  # its sentence changed: the conflict closed itself
+    with pytest.raises(QueryError, match="closed itself"):
+        mt.resolve_conflict(conflict.id, "new")
     assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == edited

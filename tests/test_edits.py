@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import subprocess
 import sys
@@ -83,35 +84,38 @@ def test_update_by_id_keeps_the_metadata_and_sets_updated(root: Path) -> None:
         "e-1",
         "bank/ops.md",
         "ops",
-        (3, 3),
+        (4, 4),
     )
-    line = (root / "bank/ops.md").read_text(encoding="utf-8").split("\n")[2]
-    meta = entries.parse_entries(line)[0].meta
-    assert line.startswith("- 배포는 목요일 오후까지만 한다 <!-- memtree: id=e-1;")
+    lines = (root / "bank/ops.md").read_text(encoding="utf-8").split("\n")
+    meta = entries.parse_entries(lines[3])[0].meta
+    assert lines[3].startswith("- 배포는 목요일 오후까지만 한다 <!-- memtree: id=e-1;")
     assert (meta.id, meta.created, meta.tags, meta.kind) == ("e-1", "2026-03-01T09:00:00+09:00", ("deploy",), "fact")
     assert meta.extra["updated"] == NOW.isoformat(timespec="seconds")
-    rest = (root / "bank/ops.md").read_text(encoding="utf-8").split("\n")
-    assert rest[:2] + rest[3:] == OPS.split("\n")[:2] + OPS.split("\n")[3:]  # every other line as it was
+    # Why: issue 30 — the old words stay just above, marked superseded by the entry that says it now
+    (past,) = entries.parse_entries(lines[2])
+    assert past.content == "배포는 금요일에 하지 않는다" and past.meta.id not in ("", "e-1")
+    assert past.meta.created == "2026-03-01T09:00:00+09:00" and past.meta.tags == ("deploy",)
+    assert (past.meta.extra["superseded"], past.meta.extra["by"]) == ("2026-03-02", "e-1")
+    assert lines[:2] + lines[4:] == OPS.split("\n")[:2] + OPS.split("\n")[3:]  # every other line as it was
     hits = mt_of(root).search("목요일 오후 배포", now=NOW).hits
     assert hits and hits[0].path == "bank/ops.md" and "목요일 오후까지만" in hits[0].text  # indexed at once
 
 
 def test_update_by_path_and_line_keeps_a_hand_written_entrys_form(root: Path) -> None:
     done = mt_of(root).update("bank/ops.md:6", "레플리카는 도쿄 리전으로 옮겼다", now=NOW)
-    assert done.decision == "updated" and done.entry_id is None and done.lines == (6, 6)
+    assert done.decision == "updated" and done.entry_id and done.lines == (7, 7)
     lines = (root / "bank/ops.md").read_text(encoding="utf-8").split("\n")
-    assert (
-        lines[5] == f"1. 레플리카는 도쿄 리전으로 옮겼다 <!-- memtree: updated={NOW.isoformat(timespec='seconds')} -->"
-    )
-    assert lines[6] == "2. Staging uses one small instance"
-    para = mt_of(root).update("bank/ops.md:11", "PgBouncer max pool size is 80. The cache lives in Redis.", now=NOW)
+    stamp = NOW.isoformat(timespec="seconds")
+    assert lines[6] == f"1. 레플리카는 도쿄 리전으로 옮겼다 <!-- memtree: id={done.entry_id}; updated={stamp} -->"
+    assert lines[5].startswith("1. 레플리카는 서울 리전에 있다 <!-- memtree: id=e-")
+    assert lines[5].endswith(f"superseded=2026-03-02; by={done.entry_id} -->")
+    assert lines[7] == "2. Staging uses one small instance"
+    para = mt_of(root).update("bank/ops.md:12", "PgBouncer max pool size is 80. The cache lives in Redis.", now=NOW)
     assert para.decision == "updated"
-    assert (
-        (root / "bank/ops.md")
-        .read_text(encoding="utf-8")
-        .split("\n")[10]
-        .startswith("PgBouncer max pool size is 80. The cache lives in Redis. <!-- memtree: updated=")
-    )
+    text = (root / "bank/ops.md").read_text(encoding="utf-8").split("\n")
+    assert text[11].startswith("PgBouncer max pool size is 50. The cache lives in Redis. <!-- memtree: id=e-")
+    assert text[12] == ""  # two paragraphs: the past, then what holds now
+    assert text[13].startswith("PgBouncer max pool size is 80. The cache lives in Redis. <!-- memtree: id=")
 
 
 def test_update_is_rechecked_against_the_other_entries(root: Path) -> None:
@@ -122,10 +126,16 @@ def test_update_is_rechecked_against_the_other_entries(root: Path) -> None:
     same = mt.update("e-1", "배포는 금요일에 하지 않는다", now=NOW)
     assert same.decision == "unchanged"
     assert snapshot(root) == before and journal(root) == []  # nothing written, nothing journaled
-    conflict = mt.update("bank/ops.md:4", "배포는 금요일에도 한다", now=NOW)
-    assert conflict.decision == "conflict" and conflict.other == "배포는 금요일에 하지 않는다"
+    # the same statement with the negation gone replaces e-1: marked superseded, its words kept
+    replaced = mt.update("bank/ops.md:4", "배포는 금요일에도 한다", now=NOW)
+    assert replaced.decision == "updated" and replaced.replaced == "e-1"
+    assert replaced.other == "배포는 금요일에 하지 않는다" and mt.conflicts() == []
+    found = {e.content: e for e in entries.parse_entries((root / "bank/ops.md").read_text(encoding="utf-8"))}
+    assert found["배포는 금요일에 하지 않는다"].meta.extra["by"] == replaced.entry_id
+    staging = found["Staging uses one small instance"].start
+    conflict = mt.update(f"bank/ops.md:{staging}", "금요일에는 배포를 안 한다", now=NOW)
+    assert conflict.decision == "conflict" and conflict.other == "배포는 금요일에도 한다"
     assert [c.id for c in mt.conflicts()] == [conflict.conflict_id]
-    assert "배포는 금요일에도 한다" in (root / "bank/ops.md").read_text(encoding="utf-8")
 
 
 def test_update_sanitizes_the_new_words(root: Path) -> None:
@@ -137,9 +147,9 @@ def test_update_sanitizes_the_new_words(root: Path) -> None:
 
 def test_update_cli_json_and_human(root: Path) -> None:
     doc = cli_json(root, "update", "e-1", "배포는 목요일에만 한다")
-    assert set(doc) == schema.KEYS["update"] and doc["decision"] == "updated" and doc["lines"] == [3, 3]
-    human = cli("update", "bank/ops.md:4", "-", "--root", str(root), stdin="Backups run nightly at 03:00 UTC.\n")
-    assert human.exit_code == 0 and human.stdout.startswith("updated the hand-written entry at bank/ops.md:4-4")
+    assert set(doc) == schema.KEYS["update"] and doc["decision"] == "updated" and doc["lines"] == [4, 4]
+    human = cli("update", "bank/ops.md:5", "-", "--root", str(root), stdin="Backups run nightly at 04:30 UTC.\n")
+    assert human.exit_code == 0 and re.match(r"updated e-\S+ at bank/ops.md:6-6; its old words", human.stdout)
 
 
 # --- forget ---------------------------------------------------------------------------------------
@@ -263,7 +273,8 @@ def test_big_old_versions_are_kept_in_the_undo_folder(root: Path, monkeypatch: p
 
 def test_the_journal_and_its_undo_copies_keep_their_newest_part(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(changes, "JOURNAL_MAX_BYTES", 4000)
-    monkeypatch.setattr(changes, "UNDO_MAX_BYTES", 600)
+    # Why 4000: each update keeps the old words in the note (issue 30), so the note, and each copy, grows
+    monkeypatch.setattr(changes, "UNDO_MAX_BYTES", 4000)
     monkeypatch.setattr(changes, "INLINE_MAX", 64)
     mt = mt_of(root)
     for i in range(12):
@@ -271,7 +282,7 @@ def test_the_journal_and_its_undo_copies_keep_their_newest_part(root: Path, monk
     kept = journal(root)
     assert 0 < len(kept) < 12 and (root / ".memtree/changes.jsonl").stat().st_size <= 4000
     copies = list((root / ".memtree/undo").iterdir())
-    assert copies and sum(p.stat().st_size for p in copies) <= 600  # the copies of the oldest changes went
+    assert copies and sum(p.stat().st_size for p in copies) <= 4000  # the copies of the oldest changes went
     named = {f'was_blob":"{p.name}' for p in copies}
     text = (root / ".memtree/changes.jsonl").read_text(encoding="utf-8")
     assert all(n in text for n in named)  # no copy left that no line names
@@ -390,7 +401,7 @@ def _export_of(where: Path) -> bytes:
 
 
 def _conflicted(mt: MemTree) -> str:
-    decision = mt.add("배포는 금요일에도 한다", to="ops", now=NOW)
+    decision = mt.add("금요일에도 배포한다", to="ops", now=NOW)
     assert decision.conflict_id  # type: ignore[union-attr]
     return decision.conflict_id  # type: ignore[union-attr]
 
@@ -435,7 +446,7 @@ def test_every_writer_journals_itself_under_its_command(sample_root: Path) -> No
     mt.consolidate(now=NOW)
     mt.archive(now=NOW)
     cid = mt.add("Redis 연결 풀 크기는 10이면 충분하다", to="project/decisions", now=NOW)
-    cid = mt.add("Redis 연결 풀 크기는 50은 되어야 안정적이다", to="project/decisions", now=NOW)
+    cid = mt.add("Redis는 연결 풀을 쓰지 않는다", to="project/decisions", now=NOW)
     mt.resolve_conflict(cid.conflict_id, "both", now=NOW)  # type: ignore[union-attr]
     entry = mt.add("지워질 사실 하나", to="project/rules", now=NOW).entry_id  # type: ignore[union-attr]
     mt.forget(entry, now=NOW)
@@ -506,21 +517,25 @@ def test_resolve_touches_only_the_conflicting_sentence_of_a_hand_written_paragra
     note = f"# db\n\n{paragraph}\n\n- 로그는 30일 보관한다\n"
     root = make_root({"bank/db.md": note}, [node("db", "bank/db.md")])
     mt = mt_of(root)
-    mt.add("Redis 커넥션 풀은 80개로 늘렸다", to="db", now=NOW)
+    decision = mt.add("Redis 커넥션 풀은 80개로 늘렸다", to="db", now=NOW)
+    # a sentence of the paragraph is replaced: a conflict (never the whole paragraph superseded)
+    assert decision.conflict_id  # type: ignore[union-attr]
     added = (root / "bank/db.md").read_text(encoding="utf-8")
-    [found] = mt.scan_conflicts(record=True, now=NOW)  # the paragraph's one sentence, not all of it
-    assert found.older.text == "Redis 커넥션 풀은 50개로 둔다."
     [conflict] = mt.conflicts()
     before = snapshot(root)
     _, outcome = mt.resolve_conflict(conflict.id, "new", now=NOW)
-    assert outcome.startswith("removed 'Redis 커넥션 풀은 50개로 둔다.' from bank/db.md:3-4")
+    assert outcome.startswith("moved 'Redis 커넥션 풀은 50개로 둔다.' out of bank/db.md:3-4")
     rest = paragraph.replace("Redis 커넥션 풀은 50개로 둔다. ", "")
-    assert (root / "bank/db.md").read_text(encoding="utf-8") == added.replace(paragraph, rest)
+    after = (root / "bank/db.md").read_text(encoding="utf-8")
+    assert after.startswith(added.replace(paragraph, rest).rstrip("\n"))  # the rest byte for byte
+    moved = entries.parse_entries(after)[-1]  # its words kept, marked, at the note's end
+    assert moved.content == "Redis 커넥션 풀은 50개로 둔다." and moved.meta.extra["superseded"] == "2026-03-02"
     mt.undo(now=NOW)
     assert snapshot(root) == before  # the sentence and conflicts.json are back
-    assert mt.resolve_conflict(conflict.id, "old", now=NOW)[1].startswith("removed bank/db.md:7-7")
-    assert (root / "bank/db.md").read_text(encoding="utf-8") == note  # the paragraph byte for byte
-    assert commands(root) == ["add", "conflicts scan", "conflicts resolve", "undo", "conflicts resolve"]
+    assert mt.resolve_conflict(conflict.id, "old", now=NOW)[1].startswith("marked bank/db.md:7-7 superseded")
+    after = (root / "bank/db.md").read_text(encoding="utf-8")
+    assert paragraph in after and "Redis 커넥션 풀은 80개로 늘렸다" in after  # no text left the note
+    assert commands(root) == ["add", "conflicts resolve", "undo", "conflicts resolve"]
 
 
 # --- history ---------------------------------------------------------------------------------------

@@ -40,8 +40,8 @@ from memtree.serve.mcp import build_server, http_app
 from memtree.write.conflicts import KEEP
 from memtree.write.retain import KINDS, SOURCES
 
-REDIS_OLD = "Redis 커넥션 풀은 10개면 충분하다"
-REDIS_NEW = "Redis 커넥션 풀은 최소 50개는 되어야 안정적이다"
+REDIS_OLD = "Redis 연결 풀 크기는 10이면 충분하다"
+REDIS_NEW = "Redis 연결 풀은 필요 없다"  # its negation in other words: a conflict
 READ_ONLY = {"search", "context", "get", "status", "conflicts", "banks", "history"}
 DESTRUCTIVE = {"resolve_conflict", "forget", "undo"}
 TOOLS = READ_ONLY | DESTRUCTIVE | {"add", "log", "update", "ingest"}
@@ -158,10 +158,10 @@ def test_stdio_lists_every_tool_with_hints_and_schemas(sample_root: Path, tmp_pa
         }
         assert not_idempotent == {"log", "resolve_conflict", "forget", "undo"}
         params = {name: set(tool.input_schema.get("properties", {})) for name, tool in listed.items()}
-        assert params["search"] == {"query", "k", "tier", "scope", "budget"}
-        assert params["context"] == {"query", "budget", "scope"}
+        assert params["search"] == {"query", "k", "tier", "scope", "budget", "as_of"}
+        assert params["context"] == {"query", "budget", "scope", "as_of"}
         assert params["get"] == {"ref", "start", "end"}
-        assert {"text", "tag", "to", "tags", "kind", "scope", "source"} <= params["add"]
+        assert {"text", "tag", "to", "tags", "kind", "scope", "source", "until"} <= params["add"]
         assert params["log"] == {"text", "source"} and params["resolve_conflict"] == {"id", "keep"}
         assert params["status"] == params["conflicts"] == params["banks"] == set()
         assert params["update"] == {"ref", "text"} and params["forget"] == {"ref", "reason"}
@@ -213,7 +213,7 @@ def test_stdio_every_tool_answers_with_the_schema_objects(sample_root: Path, tmp
         (open_,) = (await call(client, "conflicts"))["conflicts"]
         assert set(open_) == schema.OBJECTS["conflict"] and open_["id"] == conflict["conflict_id"]
         settled = await call(client, "resolve_conflict", id=open_["id"], keep="new")
-        assert settled["keep"] == "new" and settled["outcome"].startswith("removed")
+        assert settled["keep"] == "new" and settled["outcome"].startswith("marked")
         assert (await call(client, "conflicts")) == {"conflicts": []}
 
         status = await call(client, "status")
@@ -250,7 +250,11 @@ def test_stdio_every_tool_answers_with_the_schema_objects(sample_root: Path, tmp
 
     assert "Traceback" not in over_stdio(sample_root, tmp_path, session)
     note = (sample_root / "bank/project/decisions.md").read_text(encoding="utf-8")
-    assert fact in note and REDIS_NEW in note and REDIS_OLD not in note  # the forget was undone
+    assert fact in note and REDIS_NEW in note  # the forget was undone
+    from memtree.notes import entries
+
+    old = next(e for e in entries.parse_entries(note) if e.content == REDIS_OLD)
+    assert entries.is_retired(old.meta)  # resolve --keep new marked it superseded, its words kept
 
 
 def test_stdio_memtree_errors_are_one_line_tool_errors(sample_root: Path, tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ MAPS = frozenset({"signals", "tiers", "categories"})
 """Objects keyed by names (a signal, a tier, a category), not by schema keys."""
 ISO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 REDIS_OLD = "Redis 연결 풀 크기는 10이면 충분하다"
-REDIS_NEW = "Redis 연결 풀 크기는 50은 되어야 안정적이다"
+REDIS_NEW = "Redis 연결 풀은 필요 없다"  # its negation in other words: a conflict
 POOL = "# pool\n\n- Redis 연결 풀은 50으로 올려야 안정적이다.\n- Redis 연결 풀은 50으로 올려야 안정적이다 확실히\n"
 
 

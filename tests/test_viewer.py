@@ -46,7 +46,7 @@ RENDER = (
     "- 긴 항목 첫 줄\n  둘째 줄\n  셋째 줄\n  넷째 줄\n  다섯째 줄\n  여섯째 줄\n  일곱째 줄 접힘확인\n  여덟째 줄\n"
 )
 REDIS_OLD = "Redis 연결 풀 크기는 10이면 충분하다"
-REDIS_NEW = "Redis 연결 풀 크기는 50은 되어야 안정적이다"
+REDIS_NEW = "Redis 연결 풀은 필요 없다"  # its negation in other words: a conflict
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
@@ -636,12 +636,12 @@ def test_links_in_a_note_open_their_target_at_its_place_and_a_note_shows_its_bac
 def test_an_entry_in_an_open_conflict_is_marked_and_leads_to_it(page: Any) -> None:
     marks = """return [...document.querySelectorAll('#cards > .card')].filter(c => c.textContent.includes(arguments[0]))
       .map(c => c.querySelector('.conflict-mark')).map(m => m && [m.dataset.conflict, m.textContent]);"""
-    newer = wait(page, lambda d: js(d, marks, "50은 되어야")[0])
+    newer = wait(page, lambda d: js(d, marks, "필요 없다")[0])
     older = wait(page, lambda d: js(d, marks, "10이면 충분")[0])
     conflict = newer[0]
     assert conflict and older[0] == conflict and conflict in newer[1]
     assert js(page, marks, "긴 항목 첫 줄") == [None]
-    click_in_card(page, "50은 되어야", ".conflict-mark")
+    click_in_card(page, "필요 없다", ".conflict-mark")
     wait(page, lambda d: by(d, "#view-conflicts").is_displayed() and by(d, "#conflicts .conflict.here"))
     assert by(page, "#conflicts .conflict.here").get_attribute("data-conflict") == conflict
     assert js(page, "return document.activeElement.dataset.conflict") == conflict
@@ -659,7 +659,7 @@ def test_banks_switch_conflicts_side_by_side_tree_and_status(page: Any, served: 
     toast(page, "technical is searched again")
     by(page, "[data-view=conflicts]").click()
     wait(page, lambda d: all_by(d, "#conflicts .conflict"))
-    wait(page, lambda d: "50은 되어야" in by(d, "#conflicts .sides").text and "10이면" in by(d, "#conflicts").text)
+    wait(page, lambda d: "필요 없다" in by(d, "#conflicts .sides").text and "10이면" in by(d, "#conflicts").text)
     shot(page, "conflicts")
     click(page, "#conflicts .conflict .card-actions button:nth-child(3)")  # keep both
     press(page, "Keep both")

@@ -31,6 +31,7 @@ from memtree.cli import serve as cli_serve  # noqa: F401
 from memtree.cli import view as cli_view  # noqa: F401
 from memtree.cli import write as cli_write  # noqa: F401
 from memtree.cli.common import (
+    AsOfOption,
     JsonOption,
     RootOption,
     ScopeOption,
@@ -190,15 +191,23 @@ def search(
             show_default=False,
         ),
     ] = None,
+    as_of: AsOfOption = None,
 ) -> None:
-    """Search memory: tree routing (0.4) + Korean-aware BM25 (0.6), weighed by decay; exit 1 when nothing matches."""
+    """Search memory: tree routing (0.4) + Korean-aware BM25 (0.6), weighed by decay; exit 1 when nothing matches.
+
+    Current facts only; a superseded or expired one is served, marked, when nothing current answers.
+    --as-of DAY answers with the facts that held on that day.
+    """
+    from memtree.search.query import as_of_day
+
+    day = as_of_day(as_of)
     mt = _open(root)
     if batch:
-        _batch(mt, k, tier, budget, scope, semantic)
+        _batch(mt, k, tier, budget, scope, semantic, day)
         return
     if not query:
         raise _fail("error: give a QUERY, or --batch to read queries from stdin")
-    result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
+    result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic, as_of=day)
     if json:  # as the console script's fast path answers (memtree.cli.search)
         code = answer_json(result)
         if code:
@@ -213,7 +222,9 @@ def search(
         raise typer.Exit(1)
 
 
-def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | None, semantic: bool | None) -> None:
+def _batch(
+    mt: Any, k: int | None, tier: str, budget: int | None, scope: str | None, semantic: bool | None, as_of: Any = None
+) -> None:
     """``--batch``: a query a line in, a `search --json` object (with the line's id) a line out."""
     import orjson
 
@@ -235,7 +246,7 @@ def _batch(mt: Any, k: int | None, tier: str, budget: int | None, scope: str | N
             out.write(schema.dumps(schema.bad_line(qid, n, f"bad input line: {why}"), indent=False))
             continue
         try:
-            result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic)
+            result = mt.search(query, k=k, tier=tier, budget=budget, scope=scope, semantic=semantic, as_of=as_of)
         except MemtreeError as exc:
             out.write(schema.dumps(schema.bad_line(qid, n, str(exc)), indent=False))
             continue
@@ -261,11 +272,14 @@ def context(
     k: Annotated[int, typer.Option("-k", "--k", help="Chunks considered.")] = 10,
     json: JsonOption = False,
     scope: ScopeOption = None,
+    as_of: AsOfOption = None,
 ) -> None:
-    """Print a prompt-ready Markdown block of the best notes for QUERY; never fails a chat (exit 0)."""
+    """Print a prompt-ready Markdown block of the best notes for QUERY; never fails a chat (exit 0).
+
+    Current facts; --as-of DAY: the facts that held on that day."""
     from memtree.cli.context import run_context  # the console script's fast path runs the very same function
 
-    raise typer.Exit(run_context(query, root, budget, k, json, scope))
+    raise typer.Exit(run_context(query, root, budget, k, json, scope, as_of))
 
 
 @app.command()

@@ -48,6 +48,15 @@ ScopeOption = Annotated[
         show_default=False,
     ),
 ]
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="Answer with the facts that held on this day (YYYY-MM-DD): written by then, not yet superseded "
+        "or expired (default: today's current facts).",
+        show_default=False,
+    ),
+]
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -7,12 +7,19 @@ import sys
 from pathlib import Path
 
 
-def run_context(query: str, root: Path | None, budget: int, k: int, json: bool, scope: str | None) -> int:
+def run_context(
+    query: str, root: Path | None, budget: int, k: int, json: bool, scope: str | None, as_of: str | None = None
+) -> int:
     """`memtree context`: the block on stdout, or nothing and a warning on stderr; always exit 0."""
     try:
         from memtree.cli.warm import open_memtree  # the daemon's warm MemTree when it runs this
 
-        ctx = open_memtree(root).context(query, budget=budget, k=k, scope=scope)
+        if as_of is None:
+            ctx = open_memtree(root).context(query, budget=budget, k=k, scope=scope)
+        else:
+            from memtree.search.query import as_of_day
+
+            ctx = open_memtree(root).context(query, budget=budget, k=k, scope=scope, as_of=as_of_day(as_of))
     except Exception as exc:  # whatever went wrong, the chat goes on without memory
         sys.stderr.write(f"memtree: warning: no memory context ({exc})\n")
         return 0

@@ -29,7 +29,10 @@ def update(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Replace one entry's words: sanitized, checked for duplicates and conflicts, metadata kept, updated= set."""
+    """Replace one entry's words: sanitized, checked for duplicates and conflicts, metadata kept, updated= set.
+
+    The old words stay in the note just above, marked superseded by the entry (same id): search
+    serves them only for the past (`--as-of DATE`)."""
     done = _open(root).update(entry, _read_text(text, file))
     if json:
         _dump(schema.updated(done))
@@ -50,7 +53,9 @@ def update(
             f" — conflict {done.conflict_id} (see `memtree conflicts`)"
         )
     else:
-        line = f"updated {name} at {where}"
+        line = f"updated {name} at {where}; its old words are kept just above it, marked superseded"
+        if done.replaced:
+            line += f"; it also replaces {done.replaced} («{(done.other or '')[:60]}»), marked superseded"
     if done.redacted:
         line += f"; redacted: {', '.join(done.redacted)}"
     print(printable(line))
@@ -86,12 +91,21 @@ def history(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """What memtree changed, when and by which command (newest first); with git, the commits too."""
+    """What memtree changed, when and by which command (newest first); with git, the commits too.
+
+    For an entry id, first its chain: the versions it replaced and what replaced it, oldest first."""
     found = _open(root).history(ref, limit)
     _warn(found.warnings)
     if json:
         _dump(schema.history(found))
         return
+    if found.chain:
+        print(printable(f"chain of {found.target} (oldest first):"))
+        for v in found.chain:
+            when = f"superseded {v.superseded}" if v.superseded else "current"
+            if v.valid_until and not v.superseded:
+                when += f" until {v.valid_until}"
+            print(printable(f"  {v.created[:10] or '(undated)'}  {v.id}  {when}: {v.text}"))
     if not found.changes:
         print("no memtree change journaled" + (f" for {found.target}" if found.target else ""))
     for c in found.changes:

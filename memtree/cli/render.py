@@ -152,6 +152,8 @@ def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
         cell = Text()
         cell.append(printable(f"{hit.path}:{hit.lines[0]}-{hit.lines[1]}"), style="bold cyan")
         cell.append(printable(f"  {hit.node}") if hit.node else "  (no node)", style="dim")
+        if hit.status != "current":
+            cell.append(printable(f"  [{hit.status}: no longer current]"), style="bold red")
         shown = Text(printable(line))
         pattern = highlighter(words)
         if pattern is not None:

@@ -55,6 +55,10 @@ def add(
     source: Annotated[str, typer.Option("--source", help="manual or auto.")] = "manual",
     scope: Annotated[str, typer.Option("--scope", help="global, project:NAME or workspace:NAME.")] = "global",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Decide and report; write nothing.")] = False,
+    until: Annotated[
+        str,
+        typer.Option("--until", help="The last day it holds (YYYY-MM-DD); past it, search no longer serves it."),
+    ] = "",
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
@@ -62,14 +66,17 @@ def add(
 
     Dedup reads the note and the parts a split made of it.
 
-    An opposite fact (on/off, before/after, 500 ms/500 s, EU/US, 허용/차단 …) is kept as a conflict, never merged.
+    The same statement with another value (a number, date, name, state or a negation: `pool size is
+    10` after `pool size is 50`) replaces the old entry: it stays in the note marked superseded.
+    Two facts true side by side (the same in production and in staging) are both kept; a close text
+    that is neither a restatement nor a replacement is kept as a conflict for a person to settle.
 
     A merge that would drop a word of either text is kept as a conflict too.
     """
     body = _read_text(text, file)
     labels = tuple(t.strip() for t in tags.split(",") if t.strip())
     decision = _open(root).add(
-        body, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run
+        body, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run, until=until
     )
     if json:
         _dump(schema.decision(decision))
@@ -83,6 +90,8 @@ def _describe(name: str, d: Any) -> str:
     prefix = "would be " if d.dry_run else ""
     if name == "created":
         line = f"{prefix}created {d.entry_id} in {where}; nearest existing entry: similarity {d.similarity:.2f}"
+        if d.supersedes:
+            line += f"; it replaces {d.supersedes}, marked superseded (its text kept, served for the past)"
     elif name == "merged":
         line = f"{prefix}merged into {d.entry_id} in {where}: similarity {d.similarity:.2f} ({d.strategy})"
     elif name == "duplicate":
@@ -173,7 +182,11 @@ def resolve(
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Settle a conflict: keep the new entry, the old one, or both."""
+    """Settle a conflict: keep the new entry, the old one, or both.
+
+    The entry not kept is marked superseded by the kept one; its text stays in the note (search
+    serves it only for the past, `--as-of`). A conflict whose entry was forgotten, archived or
+    superseded meanwhile has closed itself."""
     root, json = _from_group(ctx, "root", root), _from_group(ctx, "json", json)
     if not keep:
         raise _fail("error: say which to keep: --keep new|old|both")

@@ -6,8 +6,11 @@ any line of it (a hit's ``lines``), so an entry written by hand, which has no id
 - **update** sanitizes the new words, then checks them against the note's other entries as `add`
   does (memtree.write.retain's similarity and thresholds): a restatement of another entry is a
   *duplicate* and nothing is written; a close but different one is written and recorded as a
-  *conflict*; else it is *updated*. The entry keeps its place, list marker and metadata, and gains
-  ``updated=<time>``.
+  *conflict*, or when it states that entry's fact with another value, that entry is marked
+  superseded by it; else it is *updated*. The entry keeps its id, list marker and metadata, and gains
+  ``updated=<time>``; its old words stay just above it as an entry of their own, marked
+  ``superseded=<day>; by=<its id>`` (memtree.notes.entries.retired): `get` and `history` show the chain,
+  search serves them only for the past (``--as-of``). A hand-written entry gains an id for it.
 - **forget** moves the entry, metadata and all, to the same path under ``bank/_archive/`` with the
   reason (memtree.lifecycle.aging's archive block) — never a silent delete.
 
@@ -68,7 +71,8 @@ class Updated:
     redacted: tuple[str, ...] = ()
     existing: str | None = None  # a duplicate's other entry: its id, or its lines when hand-written
     conflict_id: str | None = None
-    other: str | None = None  # a conflict's other text
+    other: str | None = None  # a conflict's other text, or the text of the entry it replaced
+    replaced: str | None = None  # another entry the new words replace (marked superseded): its id or lines
 
 
 @dataclass(frozen=True)
@@ -224,19 +228,36 @@ def _update_once(
 ) -> Updated:
     """One attempt under the lock: decide against the note's other entries, write (ChangedOnDisk: retry)."""
     note, path = snap.text, snap.rel
-    others = [e for e in entries.parse_entries(note) if e.start != entry.start and e.meta.scope == entry.meta.scope]
+    others = [
+        e
+        for e in entries.parse_entries(note)
+        if e.start != entry.start and e.meta.scope == entry.meta.scope and not entries.is_retired(e.meta)
+    ]
     match, score, identical = retain.best_match(content, others)
     found = Updated("unchanged", path, None, (entry.start, entry.end), entry.meta.id or None, round(score, 4))
     if content == entry.content:
         return found
-    if match is not None and (identical or score >= settings.retain.merge_threshold):
+    cfg = settings.retain
+    if match is not None and (identical or score >= cfg.merge_threshold):
         return replace(found, decision="duplicate", existing=match.meta.id or f"lines {match.start}-{match.end}")
-    meta = replace(entry.meta, extra={**entry.meta.extra, "updated": now.isoformat(timespec="seconds")})
+    # Why two entries: the old words stay, marked superseded by the entry that now says it (same id)
+    current_id = entry.meta.id or retain.new_id(now)
+    kept = {k: v for k, v in entry.meta.extra.items() if k not in (entries.SUPERSEDED, entries.BY)}
+    meta = replace(entry.meta, id=current_id, extra={**kept, entries.UPDATED: now.isoformat(timespec="seconds")})
+    past = replace(entry.meta, id=retain.new_id(now), merged=(), extra=dict(entry.meta.extra))
+    old_block = _rewritten(entry, entry.content, entries.retired(past, now.date(), current_id))
     block = _rewritten(entry, content, meta)
-    store.save(root, snap, entries.replace_lines(note, entry.start, entry.end, block).encode("utf-8"))
-    found = replace(found, decision="updated", lines=(entry.start, entry.start + block.count("\n")))
-    if match is not None and score >= settings.retain.conflict_threshold:
-        new_side = conflicts.Side(path, entry.meta.id, content)
+    gap = "\n" if entry.is_item else "\n\n"
+    start = entry.start + old_block.count("\n") + len(gap)
+    said = retain.judge(content, match, score, cfg.merge_threshold, cfg.conflict_threshold) if match else ""
+    if said == "replace" and match is not None:
+        note = entries.remark(note, match, entries.retired(match.meta, now.date(), current_id))
+    store.save(root, snap, entries.replace_lines(note, entry.start, entry.end, old_block + gap + block).encode("utf-8"))
+    found = replace(found, decision="updated", lines=(start, start + block.count("\n")), entry_id=current_id)
+    if said == "replace" and match is not None:
+        return replace(found, replaced=match.meta.id or f"lines {match.start}-{match.end}", other=match.content)
+    if said in ("conflict", "merge") and match is not None:
+        new_side = conflicts.Side(path, current_id, content)
         old_side = conflicts.Side(path, match.meta.id, match.content)
         cid = conflicts.open_conflict(root, new_side, old_side, score, now)
         return replace(found, decision="conflict", conflict_id=cid, other=match.content)

@@ -7,6 +7,10 @@ which Markdown renderers hide and which keeps a one-entry change to a few lines 
 
 Entries people wrote by hand carry no comment and are first-class all the same: they are found,
 compared and split like the rest. The comment is never indexed as text.
+
+Time (docs/concepts/time.md): an entry holds from its ``created=`` day until the day in its
+``superseded=`` (a newer entry, named by ``by=``, replaced it; its text stays in the note) or past
+its ``valid_until=``. :func:`held` is the one rule that says whether an entry held on a day.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 
 META_RE = re.compile(r"[ \t]*<!--[ \t]*memtree:(?P<body>(?:(?!-->)[^\n])*)-->[ \t]*$", re.MULTILINE)
 """A memtree metadata comment at the end of a line (its body holds no ``-->``: in ``x <!-- memtree: id=A -->
@@ -65,6 +70,73 @@ class EntryMeta:
         }
         pairs = [f"{k}={_clean(v)}" for k, v in values.items() if v]
         return f"<!-- memtree: {'; '.join(pairs)} -->" if pairs else ""
+
+
+SUPERSEDED = "superseded"
+"""Metadata key: the day an entry stopped holding because a newer one replaced it (``superseded=2026-12-01``)."""
+BY = "by"
+"""Metadata key: the id of the entry that replaced this one."""
+UPDATED = "updated"
+"""Metadata key: when `memtree update` last gave the entry new words."""
+VALID_UNTIL = "valid_until"
+"""Metadata key: the last day an entry holds (``valid_until=2027-03-31``); past it, it is no longer current."""
+
+
+def day_of(value: str) -> date | None:
+    """The day of an ISO date or date-time value (its first ten characters), None when it is none."""
+    try:
+        return date.fromisoformat(value.strip()[:10]) if value else None
+    except ValueError:
+        return None
+
+
+_day = day_of
+
+
+def held(meta: EntryMeta, day: date) -> bool:
+    """Whether an entry with ``meta`` held on ``day``: written by then, not yet replaced, not past its end.
+
+    Its words hold from their ``updated=`` day (`memtree update` keeps the id, the old words stay
+    above it, superseded that day), else its ``created=`` day; an entry with neither (written by
+    hand) counts as written since always.
+    """
+    created = _day(meta.extra.get(UPDATED, "")) or _day(meta.created)
+    if created is not None and created > day:
+        return False
+    superseded = _day(meta.extra.get(SUPERSEDED, ""))
+    if superseded is not None and superseded <= day:
+        return False
+    until = _day(meta.extra.get(VALID_UNTIL, ""))
+    return until is None or day <= until
+
+
+def status(meta: EntryMeta, day: date) -> str:
+    """``current``, or why not on ``day``: ``superseded YYYY-MM-DD by ID``, ``expired YYYY-MM-DD``, ``not yet``."""
+    superseded = _day(meta.extra.get(SUPERSEDED, ""))
+    if superseded is not None and superseded <= day:
+        by = meta.extra.get(BY, "")
+        return f"superseded {superseded}" + (f" by {by}" if by else "")
+    until = _day(meta.extra.get(VALID_UNTIL, ""))
+    if until is not None and until < day:
+        return f"expired {until}"
+    created = _day(meta.extra.get(UPDATED, "")) or _day(meta.created)
+    if created is not None and created > day:
+        return f"not yet (written {created})"
+    return "current"
+
+
+def retired(meta: EntryMeta, day: date, by: str) -> EntryMeta:
+    """``meta`` marked as replaced on ``day`` by the entry ``by`` (its id; empty when it has none)."""
+    extra = {k: v for k, v in meta.extra.items() if k not in (SUPERSEDED, BY)}
+    extra[SUPERSEDED] = day.isoformat()
+    if by:
+        extra[BY] = by
+    return replace(meta, extra=extra)
+
+
+def is_retired(meta: EntryMeta) -> bool:
+    """Whether an entry was replaced by another (on any day): dedup and conflicts compare with the rest only."""
+    return bool(meta.extra.get(SUPERSEDED))
 
 
 def _clean(value: str) -> str:
@@ -226,6 +298,17 @@ def replace_lines(note: str, start: int, end: int, new_text: str) -> str:
     """``note`` with its 1-based lines start..end replaced by ``new_text``."""
     lines = note.split("\n")
     return "\n".join([*lines[: start - 1], *new_text.split("\n"), *lines[end:]])
+
+
+def remark(note: str, entry: Entry, meta: EntryMeta) -> str:
+    """``note`` with ``entry``'s metadata comment set to ``meta``; every other byte, its words included, kept."""
+    lines = note.split("\n")
+    last = lines[entry.end - 1]
+    own = META_RE.search(last)
+    bare = last[: own.start()] if own else last.rstrip()
+    comment = meta.render()
+    lines[entry.end - 1] = f"{bare} {comment}" if comment else bare
+    return "\n".join(lines)
 
 
 def append_entry(note: str, entry_text: str, heading: str) -> str:

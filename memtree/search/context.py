@@ -131,4 +131,6 @@ def _where(hit: Hit, lines: tuple[int, int]) -> str:
 
 def _block(hit: Hit, body: str, lines: tuple[int, int]) -> str:
     label = f" ({hit.node})" if hit.node else ""
-    return f"### {_where(hit, lines)}{label}\n\n{body}\n"
+    # Why said in the block: an agent reading the past must not take it for the current fact
+    past = f" [{hit.status}: no longer current]" if hit.status != "current" else ""
+    return f"### {_where(hit, lines)}{label}{past}\n\n{body}\n"

@@ -116,27 +116,35 @@ def _frontmatter_fields(lines: list[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ChunkFacts:
-    """A chunk's time (the newest of its entries'), where it came from, and its entries' scopes."""
+    """A chunk's time (the newest of its entries'), where it came from, its entries' scopes, and
+    whether any of its entries held on the day asked (memtree.notes.entries.held)."""
 
     time: float
     origin: str  # "entry", or the note's origin
     scopes: tuple[str, ...]
+    held: bool = True
 
 
-def chunk_facts(chunk_text: str, note: NoteFacts) -> ChunkFacts:
-    """The time and scopes of a chunk: each entry's metadata, else its note's facts; the newest time."""
+def chunk_facts(chunk_text: str, note: NoteFacts, day: dt.date | None = None) -> ChunkFacts:
+    """The time and scopes of a chunk: each entry's metadata, else its note's facts; the newest time.
+
+    With ``day``: whether the chunk held then — a chunk of entries all superseded, expired or not
+    yet written on that day did not; one without entries (a heading, a table) always does.
+    """
     if "memtree:" not in chunk_text:
         return ChunkFacts(note.time, note.origin, (note.scope,))
     times: list[tuple[float, str]] = []
     scopes: list[str] = []
-    for e in entries.parse_entries(chunk_text):
+    found = entries.parse_entries(chunk_text)
+    for e in found:
         stamp = parse_time(e.meta.created)
         times.append((stamp, "entry") if stamp is not None else (note.time, note.origin))
         scopes.append(e.meta.scope or note.scope)
+    held = day is None or not found or any(entries.held(e.meta, day) for e in found)
     if not times:
-        return ChunkFacts(note.time, note.origin, (note.scope,))
+        return ChunkFacts(note.time, note.origin, (note.scope,), held)
     newest, origin = max(times)
-    return ChunkFacts(newest, origin, tuple(dict.fromkeys(scopes)))
+    return ChunkFacts(newest, origin, tuple(dict.fromkeys(scopes)), held)
 
 
 @dataclass(frozen=True)
@@ -185,7 +193,12 @@ def factors(
 
 
 class Adjuster:
-    """Scope filter and score multipliers for the chunks of one search."""
+    """Scope and time filter, and score multipliers, for the chunks of one search.
+
+    ``day``: the day facts must hold on (today, or an ``--as-of`` day); a chunk whose entries did not
+    hold then is hidden and counted in ``past_hidden``, unless ``past`` lets it through (the
+    fallback when nothing current answers).
+    """
 
     def __init__(
         self,
@@ -197,17 +210,25 @@ class Adjuster:
         scope_boost: float,
         curve: DecaySettings,
         decay: bool = True,
+        day: dt.date | None = None,
+        past: bool = False,
     ) -> None:
         self.now, self.chain, self.recalls, self.note = now, chain, recalls, note
+        self.day, self.past, self.past_hidden = day, past, 0
+        self.weighs = decay or chain is not None
+        """Whether it changes scores at all (decay or a scope); else it only filters by ``day``."""
         self.recency_boost, self.scope_boost, self.curve, self.decay = recency_boost, scope_boost, curve, decay
         boost = scope_boost if chain else 1.0
         self.max_factor = max(1.0, recency_boost if decay else 1.0) * max(1.0, boost)
         """No chunk's multipliers exceed this (decay weights are at most 1)."""
 
     def factors(self, path: str, chunk_text: str, keys: tuple[str, ...]) -> Factors | None:
-        """The chunk's multipliers, or None when it is out of the current scope."""
-        facts = chunk_facts(chunk_text, self.note(path))
+        """The chunk's multipliers, or None when it is out of the current scope or did not hold on ``day``."""
+        facts = chunk_facts(chunk_text, self.note(path), self.day)
         if not visible(facts.scopes, self.chain):
+            return None
+        if not facts.held and not self.past:
+            self.past_hidden += 1
             return None
         if not self.decay:
             boost = _scope_boost(facts, self.chain, self.scope_boost)

@@ -124,17 +124,20 @@ def run(
         where = ev.where
         chunk_text = "\n".join(read_lines(where.path)[where.start - 1 : where.end])
         keys = chunk_keys(where.path, chunk_text) if adjust is not None else ()
+        past = adjust.past_hidden if adjust is not None else 0
         factors = adjust.factors(where.path, chunk_text, keys) if adjust is not None else None
         if factors is None and adjust is not None:
-            hidden.append(where.path)
-            return None  # out of the current scope
+            if adjust.past_hidden == past:
+                hidden.append(where.path)
+            return None  # out of the current scope, or of the day asked (superseded, expired)
         cos = semantic.cos(ev.ref) if semantic is not None else None
         side = paired.adjacency(chunk_text, qterms, ev.strengths)
         return _Candidate(*ev, chunk_text, keys, factors, cos, side)
 
     # re-ranked by evidence and adjacency (and decay, scope, meaning): look at a few more than k
     by_text = settings.evidence_weight > 0 or settings.adjacency_weight > 0
-    reranked = adjust is not None or semantic is not None or by_text
+    weighs = adjust is not None and adjust.weighs  # an adjuster may only filter (time) and weigh nothing
+    reranked = weighs or semantic is not None or by_text
     fetch = max(3 * k, 15) if reranked else k
     blend: Blend
     while True:
@@ -209,7 +212,7 @@ def run(
             evidenced_by, side_by_side = _factors(c, settings)
             final *= evidenced_by * side_by_side
             signals.update(evidence=round(evidenced_by, 4), adjacency=round(side_by_side, 4))
-        if c.factors is not None:
+        if c.factors is not None and weighs:
             f = c.factors
             final *= f.total
             signals.update(decay=round(f.decay, 4), recency=f.recency, scope=f.scope, age_days=f.age_days)

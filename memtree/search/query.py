@@ -10,7 +10,8 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
+from datetime import time as dtime
 from typing import TYPE_CHECKING, Any
 
 from memtree.errors import EmptyMemory, MemtreeError, QueryError
@@ -19,11 +20,12 @@ from memtree.notes import tree as treemod
 from memtree.notes.layout import skipped
 from memtree.search import decay, message
 from memtree.search.pipeline import run
-from memtree.search.result import SearchResult, quote_query
+from memtree.search.result import Hit, SearchResult, quote_query
 from memtree.text import terms as text
 
 if TYPE_CHECKING:
     from memtree.search.context import Context
+    from memtree.search.fusion import Fused
     from memtree.search.semantic import Layer
     from memtree.state import RootState
 
@@ -36,6 +38,20 @@ TIER_CHOICES = {
     "memory": ("memory",),
     "all": ("recall", "bank", "memory"),
 }
+
+
+def as_of_day(value: str | None) -> date | None:
+    """An ``--as-of`` value (YYYY-MM-DD, or a date-time whose day is taken) → its day; None when not given.
+
+    The one reading of it for the CLI, the HTTP API and the MCP tools; QueryError when it is no date.
+    """
+    if value is None or not str(value).strip():
+        return None
+    raw = str(value).strip()
+    try:
+        return date.fromisoformat(raw[:10])
+    except ValueError:
+        raise QueryError(f"--as-of wants a day as YYYY-MM-DD (e.g. 2026-03-01), got {raw[:40]!r}") from None
 
 
 @dataclass(frozen=True)
@@ -59,10 +75,14 @@ def search(
     scope: str | None = None,
     semantic: bool | None = None,
     fixed_now: bool = False,
+    as_of: date | None = None,
 ) -> SearchResult:
     """Search the memory as of ``now``: hits best first, or none with the reason (``rejected``).
 
     ``fixed_now``: the caller chose ``now`` (not the clock), so it is part of the cache key.
+    Current facts only (memtree.notes.entries.held on ``now``'s day); when none answers, the
+    superseded and expired ones that do, each hit's ``status`` saying so. ``as_of``: the facts
+    that held on that day instead, decay and recency judged at its end.
     """
     if tier not in TIER_CHOICES:
         raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
@@ -116,6 +136,7 @@ def search(
         semantic,
         now if fixed_now else None,
         today,
+        as_of,
         state.index.version,
         state.tree_stamp,
         unreadable,
@@ -132,28 +153,41 @@ def search(
     vectorize = state.searches > 0 or "numpy" in sys.modules
     state.searches += 1
     skip = skipped(settings.disabled_banks)
-    sem = None
     layer = semantic_layer(state) if semantic is not False else None
-    if layer is not None and (semantic or layer.wanted()):
-        sem = layer.scores(state.index, query, (frozenset(tiers), skip), state.read_lines)
-    result = run(
-        state.index,
-        tree,
-        keywords,
-        query,
-        qterms,
-        k,
-        tiers,
-        settings.search,
-        state.read_lines,
-        budget,
-        vectorize,
-        skip,
-        settings.search.reinforce,
-        _adjuster(state, chain, moment),
-        sem,
-        today,
-    )
+    day = as_of or today
+    at = moment if as_of is None else datetime.combine(as_of, dtime.max, tzinfo=now.tzinfo).timestamp()
+
+    def ranked(past: bool) -> tuple[SearchResult, decay.Adjuster, Fused | None]:
+        sem = None
+        if layer is not None and (semantic or layer.wanted()):
+            sem = layer.scores(state.index, query, (frozenset(tiers), skip), state.read_lines)
+        adjust = _adjuster(state, chain, at, day, past)
+        found = run(
+            state.index,
+            tree,
+            keywords,
+            query,
+            qterms,
+            k,
+            tiers,
+            settings.search,
+            state.read_lines,
+            budget,
+            vectorize,
+            skip,
+            settings.search.reinforce,
+            adjust,
+            sem,
+            today,
+        )
+        return found, adjust, sem
+
+    result, adjust, sem = ranked(past=False)
+    if not result.hits and adjust.past_hidden and as_of is None:
+        # Why: nothing current answers, yet the past does — served, each hit marked as the past
+        past, _, _ = ranked(past=True)
+        if past.hits:
+            result = replace(past, hits=tuple(_marked(state, h, day) for h in past.hits))
     notices = [*state.settings.warnings, *state.warnings, *([unreadable] if unreadable else []), *state.dangling]
     if layer is not None and layer.notice and not state.semantic_noticed:
         notices.append(layer.notice)  # said once per state: the downgrade is news only once
@@ -182,13 +216,15 @@ def context(
     tier: str = "default",
     scope: str | None = None,
     fixed_now: bool = False,
+    as_of: date | None = None,
 ) -> Context:
-    """A prompt-ready Markdown block of the best chunks for ``query`` within ``budget`` tokens."""
+    """A prompt-ready Markdown block of the best chunks for ``query`` in ``budget`` tokens (``as_of``: as search)."""
     from memtree.search.context import render
 
     if budget < 1:
         raise QueryError("the token budget must be at least 1")
-    return render(search(state, query, now, k=k, tier=tier, scope=scope, fixed_now=fixed_now), budget)
+    found = search(state, query, now, k=k, tier=tier, scope=scope, fixed_now=fixed_now, as_of=as_of)
+    return render(found, budget)
 
 
 def get(state: RootState, ref: str, now: datetime) -> Note:
@@ -217,11 +253,11 @@ def get(state: RootState, ref: str, now: datetime) -> Note:
     return Note(path, node.id if node else None, body, node.keywords if node else ())
 
 
-def _adjuster(state: RootState, chain: tuple[str, ...] | None, now: float) -> decay.Adjuster | None:
-    """Decay, recency and scope for this search (None when all three are off)."""
+def _adjuster(
+    state: RootState, chain: tuple[str, ...] | None, now: float, day: date, past: bool = False
+) -> decay.Adjuster:
+    """Decay, recency, scope and the day facts must hold on, for this search."""
     settings = state.settings.search
-    if not settings.decay and chain is None:
-        return None
     facts = state.note_facts
 
     def note(path: str) -> decay.NoteFacts:
@@ -247,7 +283,19 @@ def _adjuster(state: RootState, chain: tuple[str, ...] | None, now: float) -> de
         settings.scope_boost,
         curve=state.settings.decay,  # decay.* keys: the forgetting curve
         decay=settings.decay,  # search.decay: whether search weighs hits by it at all
+        day=day,
+        past=past,
     )
+
+
+def _marked(state: RootState, hit: Hit, day: date) -> Hit:
+    """``hit`` with its status on ``day``: ``current``, or the first reason none of its entries held then."""
+    from memtree.notes import entries
+
+    lines = state.read_lines(hit.path)[hit.lines[0] - 1 : hit.lines[1]]
+    found = entries.parse_entries("\n".join(lines))
+    said = [entries.status(e.meta, day) for e in found]
+    return replace(hit, status="current" if not said or "current" in said else said[0])
 
 
 def _reinforce(state: RootState, result: SearchResult, now: float) -> None:

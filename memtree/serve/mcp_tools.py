@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 from memtree import schema
 from memtree.api import MemTree, Note
 from memtree.errors import MemtreeError, QueryError
+from memtree.search.query import as_of_day
 from memtree.serve import verbs
 from memtree.write.retain import MAX_TAGS
 
@@ -40,6 +41,17 @@ ScopeArg = Annotated[
         description="The current scope: global, project:NAME, workspace:NAME or a chain project:NAME/workspace:NAME. "
         "Entries of this scope and the scopes above it are found, its own ranked higher (default: search.scope)."
     ),
+]
+AsOf = Annotated[
+    str | None,
+    Field(
+        description="A day YYYY-MM-DD: answer with the facts that held then (written by then, not yet superseded "
+        "or expired). Default: today's current facts; a superseded one only when nothing current answers, marked."
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(description="The last day the fact holds (YYYY-MM-DD); past it, search no longer serves it as current."),
 ]
 K = Annotated[int | None, Field(ge=1, description="How many hits, at least 1 (default: search.max_results, 5).")]
 TierArg = Annotated[
@@ -167,12 +179,21 @@ def tools(mt: MemTree) -> list[Tool]:
     """The tools over one memory root, each answering with memtree.schema's object for its verb."""
 
     def search(
-        query: Query, k: K = None, tier: TierArg = "default", scope: ScopeArg = None, budget: SearchBudget = None
+        query: Query,
+        k: K = None,
+        tier: TierArg = "default",
+        scope: ScopeArg = None,
+        budget: SearchBudget = None,
+        as_of: AsOf = None,
     ) -> dict[str, Any]:
-        return _answer(lambda: schema.search(mt.search(query, k=k, tier=tier, budget=budget, scope=scope)))
+        return _answer(
+            lambda: schema.search(mt.search(query, k=k, tier=tier, budget=budget, scope=scope, as_of=as_of_day(as_of)))
+        )
 
-    def context(query: Query, budget: ContextBudget = 2000, scope: ScopeArg = None) -> dict[str, Any]:
-        return _answer(lambda: schema.context(mt.context(query, budget=budget, scope=scope)))
+    def context(
+        query: Query, budget: ContextBudget = 2000, scope: ScopeArg = None, as_of: AsOf = None
+    ) -> dict[str, Any]:
+        return _answer(lambda: schema.context(mt.context(query, budget=budget, scope=scope, as_of=as_of_day(as_of))))
 
     def get(ref: Ref, start: Line = None, end: Line = None) -> dict[str, Any]:
         def call() -> dict[str, Any]:
@@ -190,11 +211,22 @@ def tools(mt: MemTree) -> list[Tool]:
         scope: EntryScope = "global",
         source: SourceArg = "manual",
         dry_run: DryRun = False,
+        until: Until = None,
     ) -> dict[str, Any]:
         labels = tuple(tags or ())
         return _answer(
             lambda: schema.decision(
-                mt.add(text, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run)
+                mt.add(
+                    text,
+                    tag=tag,
+                    to=to,
+                    tags=labels,
+                    kind=kind,
+                    source=source,
+                    scope=scope,
+                    dry_run=dry_run,
+                    until=until or "",
+                )
             )
         )
 

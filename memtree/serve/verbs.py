@@ -59,13 +59,21 @@ class Verb:
 
 
 def _search(mt: MemTree, a: Json) -> Json:
+    from memtree.search.query import as_of_day
+
     tier, budget, scope = a.get("tier", "default"), a.get("budget"), a.get("scope")
-    result = mt.search(a["query"], k=a.get("k"), tier=tier, budget=budget, scope=scope, semantic=a.get("semantic"))
+    day = as_of_day(a.get("as_of"))
+    result = mt.search(
+        a["query"], k=a.get("k"), tier=tier, budget=budget, scope=scope, semantic=a.get("semantic"), as_of=day
+    )
     return schema.search(result, with_text=True)
 
 
 def _context(mt: MemTree, a: Json) -> Json:
-    ctx = mt.context(a["query"], budget=a.get("budget", 2000), k=a.get("k", 10), scope=a.get("scope"))
+    from memtree.search.query import as_of_day
+
+    day = as_of_day(a.get("as_of"))
+    ctx = mt.context(a["query"], budget=a.get("budget", 2000), k=a.get("k", 10), scope=a.get("scope"), as_of=day)
     return schema.context(ctx)
 
 
@@ -81,6 +89,7 @@ def _add(mt: MemTree, a: Json) -> Json:
         source=a.get("source", "manual"),
         scope=a.get("scope", "global"),
         dry_run=a.get("dry_run", False),
+        until=a.get("until") or "",
     )
     return schema.decision(decision)
 
@@ -97,17 +106,19 @@ def _ping(mt: MemTree, a: Json) -> Json:
 VERBS: dict[str, Verb] = {
     "search": Verb(
         "ranked hits for a query",
-        {"query": _TEXT, "k": _INT, "tier": _STR, "budget": _INT, "scope": _STR, "semantic": _BOOL},
+        {"query": _TEXT, "k": _INT, "tier": _STR, "budget": _INT, "scope": _STR, "semantic": _BOOL, "as_of": _STR},
         _search,
     ),
     "context": Verb(
-        "a prompt-ready Markdown block", {"query": _TEXT, "budget": _INT, "k": _INT, "scope": _STR}, _context
+        "a prompt-ready Markdown block",
+        {"query": _TEXT, "budget": _INT, "k": _INT, "scope": _STR, "as_of": _STR},
+        _context,
     ),
     "get": Verb("one note by node id or path", {"ref": _TEXT}, lambda mt, a: schema.note(mt.get(a["ref"]))),
     "add": Verb(
         "remember a text (sanitize, route, dedup, write)",
         {"text": _TEXT, "tag": _STR, "to": _STR, "tags": Param((list, str)), "kind": _STR, "source": _STR}
-        | {"scope": _STR, "dry_run": _BOOL},
+        | {"scope": _STR, "dry_run": _BOOL, "until": _STR},
         _add,
     ),
     "log": Verb(

@@ -1,10 +1,12 @@
 """Open conflicts: pairs of entries that may contradict each other, kept in tracked ``conflicts.json``.
 
 `add` records one when a new entry is similar to an existing one but not enough to merge
-(0.5 ≤ similarity < 0.8 by default): both are kept and every agent sees the pair until someone
-settles it with `memtree conflicts resolve ID --keep new|old|both`, which removes only the
-conflicting text: a sentence of a hand-written paragraph goes alone, the paragraph's other
-sentences stay byte for byte. The file is written deterministically (sorted, 2-space indent) so
+(0.5 ≤ similarity < 0.8 by default) and is not plainly its replacement: both are kept and every
+agent sees the pair until someone settles it with `memtree conflicts resolve ID --keep new|old|both`,
+which marks the entry not kept superseded (memtree.notes.entries.retired) — its text stays in the
+note, served only for the past; a sentence of a hand-written paragraph moves out alone, the
+paragraph's other sentences stay byte for byte. A conflict whose entry was forgotten, archived,
+superseded or changed closes itself (:func:`is_open`). The file is written deterministically (sorted, 2-space indent) so
 concurrent agents' changes merge cleanly in git.
 
 `memtree conflicts --scan` looks through whole banks for pairs stated two ways (different
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +121,7 @@ def record_scanned(root: Path, found: list[Contradiction], now: datetime) -> lis
 
 
 def _append(root: Path, pairs: list[tuple[Side, Side, float]], now: datetime) -> list[str]:
-    open_ = load(root)
+    open_ = [c for c in load(root) if is_open(root, c)]  # one that closed itself leaves the file here
     ids = []
     for new, old, similarity in pairs:
         cid = new_id(now)
@@ -133,18 +135,19 @@ KEEP = ("new", "old", "both")
 
 
 def resolve(
-    root: Path, conflict_id: str, keep: str, conflict_at: float = CONFLICT_THRESHOLD
+    root: Path, conflict_id: str, keep: str, day: date, conflict_at: float = CONFLICT_THRESHOLD
 ) -> tuple[OpenConflict, str]:
-    """Settle one conflict: delete the entry not kept (``both`` deletes none); returns it and a note.
+    """Settle one conflict: the entry not kept is marked superseded on ``day`` by the kept one
+    (``both`` marks none); returns it and what was done. No text leaves the note.
 
-    Only the conflicting text goes: an entry memtree wrote (it has an id) or a one-sentence entry
-    as a whole; a sentence of a hand-written entry alone, the rest of it byte for byte. A
-    hand-written entry recorded whole (the add path records the entry it compared with) loses
+    What is retired is only the conflicting text: an entry memtree wrote (it has an id) or a
+    one-sentence entry is marked as a whole; a sentence of a hand-written entry moves out of it into
+    an entry of its own at the end of the note, marked, the rest of the paragraph byte for byte. A
+    hand-written entry recorded whole (the add path records the entry it compared with) gives up
     just its sentence that conflicts with the kept side — the one most similar to it, at least
     ``conflict_at`` and clearly ahead of the rest. When that sentence cannot be told, or the
-    recorded sentence is there more than once, nothing changes: MemtreeError names what to edit
-    by hand, and the conflict stays open. A text no longer there leaves the note as it is and
-    closes the conflict, saying so.
+    recorded sentence is there more than once, nothing changes: MemtreeError names what to edit by
+    hand, and the conflict stays open. A conflict that closed itself (:func:`is_open`) is named so.
     """
     if keep not in KEEP:
         raise QueryError(f"--keep must be one of {', '.join(KEEP)}, got {keep!r}")
@@ -152,43 +155,69 @@ def resolve(
         open_ = load(root)
         found = next((c for c in open_ if c.id == conflict_id), None)
         if found is None:
-            ids = ", ".join(c.id for c in open_) or "none are open"
+            ids = ", ".join(c.id for c in open_ if is_open(root, c)) or "none are open"
             raise QueryError(f"no open conflict {conflict_id!r} (open: {ids})")
+        if not is_open(root, found):
+            save(root, [c for c in open_ if c.id != conflict_id and is_open(root, c)])
+            raise QueryError(
+                f"{conflict_id} closed itself: one of its entries was forgotten, archived, superseded or "
+                "changed since; nothing to settle"
+            )
         outcome = "both entries kept"
         if keep != "both":
             side, kept = (found.old, found.new) if keep == "new" else (found.new, found.old)
             which = ("old", "new")[keep == "old"]
-            removed: list[str] = []
+            done: list[str] = []
 
-            def without(note: str) -> str | None:
-                cut = _cut(note, side, kept.text, conflict_at, f"the {which} entry of {conflict_id}")
-                if cut is None:
+            def retire(note: str) -> str | None:
+                marked = _retire(note, side, kept, day, conflict_at, f"the {which} entry of {conflict_id}")
+                if marked is None:
                     return None
-                removed[:] = [cut[1]]
-                return cut[0]
+                done[:] = [marked[1]]
+                return marked[0]
 
-            if store.rewrite(root, side.path, without):
-                outcome = removed[0]
+            if store.rewrite(root, side.path, retire):
+                outcome = done[0]
             else:
-                outcome = f"the {which} entry was already changed or removed in {side.path}; nothing removed there"
-        save(root, [c for c in open_ if c.id != conflict_id])
+                outcome = f"the {which} entry was already changed or removed in {side.path}; nothing marked there"
+        save(root, [c for c in open_ if c.id != conflict_id and is_open(root, c)])
     return found, outcome
 
 
-def _cut(note: str, side: Side, kept: str, conflict_at: float, what: str) -> tuple[str, str] | None:
-    """``note`` without ``side``'s conflicting text and what was removed; None when it is not there.
+def is_open(root: Path, c: OpenConflict) -> bool:
+    """Whether both sides of a conflict are still current entries of their notes.
 
-    MemtreeError when it is there but which text to remove cannot be told (see :func:`resolve`).
+    A conflict closes itself when either entry was forgotten, archived, superseded or changed.
+    """
+    return all(_current(root, side) for side in (c.new, c.old))
+
+
+def _current(root: Path, side: Side) -> bool:
+    try:
+        note = store.read(root, side.path).text
+    except (MemtreeError, OSError, UnicodeDecodeError):
+        return False
+    entry = entries.find(note, side.id, side.text)
+    if entry is not None:
+        return not entries.is_retired(entry.meta)
+    want = entries.sentences(side.text)
+    return any(not e.meta.id and _holds(e, want) for e in entries.parse_entries(note))
+
+
+def _retire(note: str, side: Side, kept: Side, day: date, conflict_at: float, what: str) -> tuple[str, str] | None:
+    """``note`` with ``side``'s conflicting text marked superseded by ``kept``, and what was done;
+    None when it is not there. MemtreeError when which text to retire cannot be told (see :func:`resolve`).
     """
     from memtree.write.similarity import similarity
 
     entry = entries.find(note, side.id, side.text)
     if entry is not None and (entry.meta.id or len(entries.sentences(entry.content)) == 1):
-        return entries.remove_lines(note, entry.start, entry.end), f"removed {side.path}:{entry.start}-{entry.end}"
+        marked = entries.remark(note, entry, entries.retired(entry.meta, day, kept.id))
+        return marked, f"marked {side.path}:{entry.start}-{entry.end} superseded (its text kept)"
     if entry is not None:  # a hand-written entry of several sentences, recorded whole
         said = entries.sentences(entry.content)
-        same = entries.normalize(kept)
-        ranked = sorted(((similarity(s, kept), s) for s in said if entries.normalize(s) != same), reverse=True)
+        same = entries.normalize(kept.text)
+        ranked = sorted(((similarity(s, kept.text), s) for s in said if entries.normalize(s) != same), reverse=True)
         best, sentence = ranked[0] if ranked else (0.0, "")
         if best < conflict_at or any(score == best for score, _ in ranked[1:]):
             raise MemtreeError(
@@ -203,14 +232,21 @@ def _cut(note: str, side: Side, kept: str, conflict_at: float, what: str) -> tup
             return None
         if len(holders) > 1:
             where = ", ".join(f"{side.path}:{e.start}" for e in holders)
-            raise MemtreeError(f"{what} is written more than once ({where}); nothing changed: remove it by hand")
+            raise MemtreeError(f"{what} is written more than once ({where}); nothing changed: edit it by hand")
         entry, sentence = holders[0], want[0]
     new = entries.remove_sentence(note, entry, sentence)
     if new is None:
         raise MemtreeError(
-            f"{what} is in {side.path}:{entry.start}-{entry.end} more than once; nothing changed: remove it by hand"
+            f"{what} is in {side.path}:{entry.start}-{entry.end} more than once; nothing changed: edit it by hand"
         )
-    return new, f"removed {sentence!r} from {side.path}:{entry.start}-{entry.end}, the rest of that entry kept"
+    # Why its own entry at the note's end: the sentence keeps its words, marked; the paragraph keeps the rest
+    meta = entries.retired(entries.EntryMeta(), day, kept.id)
+    heading = Path(side.path).stem
+    moved = entries.append_entry(new, entries.format_entry(sentence, meta), heading)
+    return moved, (
+        f"moved {sentence!r} out of {side.path}:{entry.start}-{entry.end} to the note's end, marked superseded; "
+        "the rest of that entry kept"
+    )
 
 
 def _holds(entry: entries.Entry, want: list[str]) -> bool:
@@ -298,6 +334,8 @@ def _units(path: str, note: str, mtime: float) -> list[_Unit]:
     """
     out = []
     for e in entries.parse_entries(note):
+        if entries.is_retired(e.meta):
+            continue  # the past: it was replaced, not contradicted
         said = [e.content] if e.meta.id else entries.sentences(e.content)
         texts = [e.content] if len(said) < 2 else said
         out += [_Unit(Side(path, e.meta.id, t), e.start, _stamp(e.meta.created), mtime) for t in texts]

@@ -3,8 +3,10 @@
 Both read the change journal (memtree.notes.changes, ``.memtree/changes.jsonl``).
 
 - **history** lists the journaled changes, newest first — all of them, or those of one node, note
-  or entry id — and, when the root is in a git repository, the commits of that path (git log,
-  read-only; skipped when git is not installed or there is no repository).
+  or entry id (with the entry's chain: the versions it replaced and what replaced it, oldest
+  first, from the notes' ``superseded=``/``by=`` marks) — and, when the root is in a git
+  repository, the commits of that path (git log, read-only; skipped when git is not installed or
+  there is no repository).
 - **undo N** reverts the caller's last N journaled changes (each change names its actor:
   memtree.notes.recorder.who), newest first; ``undo --id`` the one named. A file no other change
   touched since is checked by hash: edited since by a person or another program, the whole undo
@@ -47,6 +49,67 @@ class History:
     changes: tuple[Change, ...]
     commits: tuple[Commit, ...]
     warnings: tuple[str, ...] = ()
+    chain: tuple[Version, ...] = ()  # an entry id asked about: its versions, oldest first
+
+
+@dataclass(frozen=True)
+class Version:
+    """One entry of a fact's chain: where it is, when it was written, when and by what it was replaced."""
+
+    id: str
+    path: str
+    lines: tuple[int, int]
+    created: str
+    superseded: str  # the day, or "" while it holds
+    by: str
+    valid_until: str
+    text: str
+
+
+def chain(root: Path, entry_id: str) -> tuple[Version, ...]:
+    """The versions of the fact ``entry_id`` is one of, oldest first: what it replaced (``by=`` it, and so
+    back), it, and what replaced it (its ``by=``, and so on); empty when no bank note holds it."""
+    top = root / "bank"
+    for path in sorted(top.rglob("*.md")) if top.is_dir() else ():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if entry_id not in text:
+            continue
+        rel = path.relative_to(root).as_posix()
+        found = {e.meta.id: e for e in entries.parse_entries(text) if e.meta.id}
+        if entry_id not in found:
+            continue
+        replaced = {e.meta.extra.get(entries.BY, ""): e for e in found.values() if entries.is_retired(e.meta)}
+        order: list[entries.Entry] = []
+        seen, at = {entry_id}, found[entry_id]
+        while (before := replaced.get(at.meta.id)) is not None and before.meta.id not in seen:
+            order.insert(0, before)
+            seen.add(before.meta.id)
+            at = before
+        order.append(found[entry_id])
+        at = found[entry_id]
+        while (after := found.get(at.meta.extra.get(entries.BY, ""))) is not None and after.meta.id not in seen:
+            order.append(after)
+            seen.add(after.meta.id)
+            at = after
+        if len(order) < 2:
+            return ()
+        return tuple(
+            Version(
+                e.meta.id,
+                rel,
+                (e.start, e.end),
+                e.meta.created,
+                e.meta.extra.get(entries.SUPERSEDED, ""),
+                e.meta.extra.get(entries.BY, ""),
+                e.meta.extra.get(entries.VALID_UNTIL, ""),
+                e.content,
+            )
+            for e in order
+        )
+    return ()
 
 
 @dataclass(frozen=True)
@@ -79,7 +142,8 @@ def history(state: RootState, ref: str | None = None, limit: int = HISTORY_LIMIT
         return History(ref, tuple(found[:limit]), tuple(commits))
     found = [c for c in journal if ref in c.ids]
     if found or _written(state.root, ref):
-        return History(ref, tuple(found[:limit]), tuple(git.log(state.root, (), limit, mentions=ref)))
+        mentions = tuple(git.log(state.root, (), limit, mentions=ref))
+        return History(ref, tuple(found[:limit]), mentions, chain=chain(state.root, ref))
     raise QueryError(f"{ref!r}: no node, note or entry id of this memory (nor any in its change journal)")
 
 

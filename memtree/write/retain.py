@@ -4,7 +4,9 @@ Every step before the write is a pure decision; the write happens once, under th
 lock, after the target note has been re-read under that lock — so concurrent agents never lose
 each other's entries. The result is one of four frozen decisions, consumed with ``match``:
 
-    Created    a new entry was appended
+    Created    a new entry was appended; when it states the same thing as an entry of the note with
+               another value (:func:`verdict`: "replace"), that entry is marked superseded by it
+               (memtree.notes.entries.retired), its text kept
     Merged     it restated an existing entry (similarity ≥ retain.merge_threshold): one entry kept
     Duplicate  it is already there, word for word after normalization: nothing written
     Conflict   it is close to an existing entry but differs (≥ retain.conflict_threshold): both
@@ -30,7 +32,7 @@ from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
 from memtree.write import conflicts as conflict_store
 from memtree.write.sanitize import Sanitizer
-from memtree.write.similarity import lost_words, similarity
+from memtree.write.similarity import distinct_facts, frame, lost_words, similarity
 
 MAX_TAGS = 10
 MANUAL_MAX_CHARS = 50_000
@@ -56,6 +58,7 @@ class Request:
     source: str = "manual"
     scope: str = "global"
     origin: str | None = None  # where auto-extracted text came from, e.g. memory/2026-11-27.md:5-6
+    until: str = ""  # the last day the fact holds (YYYY-MM-DD): written as valid_until=
 
 
 @dataclass(frozen=True)
@@ -83,9 +86,10 @@ class Outcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Created(Outcome):
-    """A new entry was appended."""
+    """A new entry was appended (``supersedes``: the entry it replaced, marked so, its id or lines)."""
 
     entry_id: str
+    supersedes: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +154,8 @@ def check_request(req: Request, settings: Settings) -> None:
     from memtree.notes.scopes import check_entry_scope
 
     check_entry_scope(req.scope, "--scope")
+    if req.until and entries.day_of(req.until) is None:
+        raise QueryError(f"--until wants a day as YYYY-MM-DD (e.g. 2027-03-31), got {req.until[:40]!r}")
     if req.tag is not None and _table_key(req.tag, settings) is None:
         known = ", ".join(f"{t} → {r.node}" for t, r in sorted(settings.routing.items()))
         raise QueryError(f"unknown tag {req.tag!r}; known tags: {known or 'none (see routing: in memtree.yaml)'}")
@@ -305,6 +311,60 @@ def best_match(content: str, existing: list[entries.Entry]) -> tuple[entries.Ent
     return best, best_s, False
 
 
+SIDE_BY_SIDE = frozenset({"environment"})
+"""distinct_facts reasons that name two facts true side by side (the flag is on in production, off in
+staging), never one replacing the other: no conflict."""
+SAME_FRAME = 0.5
+"""Least :func:`memtree.write.similarity.frame` for a changed value to read as a replacement.
+Why 0.5: on bench/conflicts.py's tune half every update is at 0.5 or more, every different fact that
+distinct_facts gives a reason for at 0.4 or less, and restatements in another word order at 0."""
+
+
+def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: float) -> str:
+    """What `add` makes of a new text beside one existing entry, ``score`` their similarity; the conflict rule.
+
+    "merge" (a restatement: ≥ merge_at); "replace" (the same sentence with another value — a number,
+    date, name, state, unit or a negation, in the same frame: the newer supersedes the older);
+    "conflict" (a negation worded otherwise: a person decides); "distinct" (anything else: another
+    fact on the topic, or the same fact in other words, kept beside it — no one's time is asked).
+    Measured by bench/conflicts.py on labelled pairs (tuned on one half, reported on the other).
+    """
+    if score >= merge_at:
+        return "merge"
+    if score < conflict_at:
+        return "distinct"
+    reason = distinct_facts(new, old)
+    if reason is None or reason in SIDE_BY_SIDE:
+        return "distinct"
+    if frame(new, old) >= SAME_FRAME:
+        return "replace"
+    return "conflict" if reason == "negation" else "distinct"
+
+
+def judge(new: str, old: entries.Entry, score: float, merge_at: float, conflict_at: float) -> str:
+    """:func:`verdict` for an existing entry: a hand-written paragraph of several facts is judged by
+    its sentences too, and one that a sentence of it would be replaced by is a conflict (resolve then
+    retires that sentence alone), never replaced whole."""
+    said = verdict(new, old.content, score, merge_at, conflict_at)
+    if replaceable(old) or said == "merge":
+        return said
+    if said == "replace":
+        return "conflict"
+    for sentence in entries.sentences(old.content):
+        if verdict(new, sentence, similarity(new, sentence), merge_at, conflict_at) in ("replace", "conflict"):
+            return "conflict"
+    return said
+
+
+def replaceable(old: entries.Entry) -> bool:
+    """Whether a newer text may mark ``old`` superseded as a whole: an entry memtree wrote, or one sentence.
+
+    Why: a hand-written paragraph holds several facts; the newer one replaces one of them, which
+    `conflicts resolve` moves out (memtree.write.conflicts), never the whole paragraph.
+    """
+    return bool(old.meta.id) or len(entries.sentences(old.content)) < 2
+
+
 def merge(old: entries.Entry, content: str, strategy: str) -> str:
     """The content kept when a new text restates ``old``."""
     if strategy == "merge_content":
@@ -420,7 +480,9 @@ def _retain_once(
             snaps[path] = part
     match, score, identical, where = None, 0.0, False, target.path
     for path, s in snaps.items():
-        m, sc, same = best_match(content, [e for e in entries.parse_entries(s.text) if e.meta.scope == scope])
+        # Why current only: a replaced entry is the past; the same value said again is news, not a duplicate
+        found = [e for e in entries.parse_entries(s.text) if e.meta.scope == scope and not entries.is_retired(e.meta)]
+        m, sc, same = best_match(content, found)
         if m is not None and (same, sc) > (identical, score):
             match, score, identical, where = m, sc, same, path
         if identical:
@@ -441,7 +503,10 @@ def _retain_once(
         kind=req.kind,
         source=req.source,
         scope="" if req.scope == "global" else req.scope,
-        extra={"from": req.origin} if req.origin else {},
+        extra={
+            **({"from": req.origin} if req.origin else {}),
+            **({entries.VALID_UNTIL: str(entries.day_of(req.until))} if req.until else {}),
+        },
     )
     merge_at = settings.retain.merge_threshold
     conflict_at = settings.retain.conflict_threshold
@@ -464,13 +529,21 @@ def _retain_once(
         )
     else:
         write = snap
+        said = judge(content, match, score, merge_at, conflict_at) if match is not None else "distinct"
+        if said == "merge":
+            said = "conflict"  # a restatement no merge keeps every word of: both written, a person decides
+        if said == "replace" and where != target.path:
+            said = "conflict"  # the old entry sits in another note (a split part): a person settles it
+        if said == "replace" and match is not None:
+            note = entries.remark(note, match, entries.retired(match.meta, now.date(), entry_id))
         new_note = entries.append_entry(note, entries.format_entry(content, meta), target.node.split("/")[-1])
-        if match is not None and score >= conflict_at:
+        if said == "conflict" and match is not None:
             decision = Conflict(
                 entry_id=entry_id, conflict_id="", similarity=round(score, 4), other=match.content, **common
             )
         else:
-            decision = Created(entry_id=entry_id, similarity=round(score, 4), **common)
+            replaced = (match.meta.id or f"lines {match.start}-{match.end}") if said == "replace" and match else ""
+            decision = Created(entry_id=entry_id, similarity=round(score, 4), supersedes=replaced, **common)
     # Why first: a write that reports failure has written nothing, so every other file this one
     # needs is read before the note is touched (an unreadable conflicts.json or tree-index.json)
     if isinstance(decision, Conflict):

@@ -300,6 +300,22 @@ def _substituted(xa: list[str], xb: list[str]) -> bool:
     )
 
 
+def frame(a: str, b: str) -> float:
+    """The share of the longer entry's terms the two share at their head and tail (variants equal): 1.0
+    when they are one sentence, ~0.8 when one value in it changed, 0 when the words come in another order.
+
+    Why: retain's conflict rule (memtree.write.retain.verdict) reads a changed value as a replacement
+    only in the same frame — `pool size is 50` / `pool size is 80`, not `logs are kept 30 days` /
+    `we keep logs for 30 days` (bench/conflicts.py).
+    """
+    ta, tb = terms(_content(a)), terms(_content(b))
+    longest = max(len(ta), len(tb))
+    if not longest:
+        return 1.0
+    xa, _ = _slot(ta, tb)
+    return (len(ta) - len(xa)) / longest
+
+
 def distinct_facts(a: str, b: str) -> str | None:
     """Why entries ``a`` and ``b`` state different facts, or None when they may state one.
 

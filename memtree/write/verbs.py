@@ -122,11 +122,12 @@ def add(
     scope: str = "global",
     dry_run: bool = False,
     origin: str | None = None,
+    until: str = "",
 ) -> Decision:
-    """Remember ``text_``: sanitize, route, dedup or flag a conflict, write (DESIGN §4)."""
+    """Remember ``text_``: sanitize, route, dedup or flag a conflict, write (DESIGN §4); ``until``: its last day."""
     from memtree.write import retain
 
-    req = retain.Request(text_, tag, to, tuple(tags), kind, source, scope, origin)
+    req = retain.Request(text_, tag, to, tuple(tags), kind, source, scope, origin, until)
     retain.check_request(req, state.settings)
     tree = state.parsed_tree()  # parsed and validated; a missing target file is simply created
     state.fresh()
@@ -196,11 +197,11 @@ def log(state: RootState, text_: str, now: datetime, source: str = "manual") -> 
 
 
 def conflicts(state: RootState) -> list[OpenConflict]:
-    """Open conflicts, oldest first."""
+    """Open conflicts, oldest first (one whose entry was forgotten, archived or superseded has closed itself)."""
     from memtree.write import clashes
     from memtree.write import conflicts as store_
 
-    found = {c.id: c for c in store_.load(state.root)}
+    found = {c.id: c for c in store_.load(state.root) if store_.is_open(state.root, c)}
     found.update((c.id, c) for c in clashes.find(state.root) if c.id not in found)
     found.update((c.id, c) for c in clashes.pending(state.root) if c.id not in found)
     return sorted(found.values(), key=lambda c: (c.created, c.id))
@@ -221,10 +222,9 @@ def scan_conflicts(state: RootState, now: datetime, record: bool = False) -> lis
     return found
 
 
-def resolve_conflict(
-    state: RootState, conflict_id: str, keep: str, now: datetime | None = None
-) -> tuple[OpenConflict, str]:
-    """Settle a conflict keeping the new entry, the old one, or both; returns it and what was done."""
+def resolve_conflict(state: RootState, conflict_id: str, keep: str, now: datetime) -> tuple[OpenConflict, str]:
+    """Settle a conflict keeping the new entry, the old one, or both (the other is marked superseded
+    on ``now``'s day); returns it and what was done."""
     from memtree.write import clashes
     from memtree.write import conflicts as store_
 
@@ -238,7 +238,7 @@ def resolve_conflict(
         elif clash is not None and keep in store_.KEEP:
             settled = clash, clashes.settle(state.root, clash, keep)
         else:
-            settled = store_.resolve(state.root, conflict_id, keep)
+            settled = store_.resolve(state.root, conflict_id, keep, now.date())
     state.forget_tree()
     state.refresh()
     return settled
