@@ -147,7 +147,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "dry_run": _B,
     "entry_id": (_S, "null"),
     "event": _S,
-    "files": _A,
+    "files": _O,
     "existing": (_S, "null"),
     "hits": _A,
     "incoming": _A,

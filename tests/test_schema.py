@@ -80,6 +80,10 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
     put("context", one("context", "가치관", "--budget", "300", *r))
     put("get", one("get", "identity/values", *r))
     put("links", one("links", "infra/pool", *r))
+    start = {"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(root), "source": "startup"}
+    put("hook", json.loads(run("hook", "SessionStart", "--json", *r, stdin=json.dumps(start))))
+    put("claude", one("claude"))
+    put("claude install", one("claude", "install", "--print"))
     for text in ("PR마다 CHANGELOG를 고친다", "PR마다 CHANGELOG를 고친다"):  # created, then duplicate
         put("add", one("add", text, "--to", "project/rules", *r))
     put("add", one("add", REDIS_OLD, "--to", "project/decisions", *r))

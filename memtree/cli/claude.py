@@ -55,7 +55,7 @@ def install(
 
     dest = plugin.folder(scope, Path.home(), Path.cwd())
     files = plugin.files(plugin.memtree_command(), version("memtree"))
-    listed = [{"path": str(dest / rel), "text": text} for rel, text in files.items()]
+    listed = {str(dest / rel): text for rel, text in files.items()}
     if show and json:
         _dump({"scope": scope, "path": str(dest), "written": False, "files": listed})
         return
