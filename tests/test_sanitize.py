@@ -6,6 +6,7 @@ import base64
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -715,3 +716,13 @@ def test_a_glued_key_in_a_name_is_refused() -> None:
     with pytest.raises(QueryError):
         Sanitizer().require_clean(f"{AWS_ID}backup", "--to")
     assert Sanitizer().require_clean("task-2024-quarterly-review", "--to") == "task-2024-quarterly-review"
+
+
+def test_a_private_span_is_never_written_by_add_or_log(make_root: Callable[..., Path]) -> None:
+    root = make_root({"bank/ops/notes.md": "# Ops\n"})
+    mt = MemTree(root, refresh_interval=0)
+    mt.add("Deploys go out on Fridays <private>the pager PIN is our dog's name</private> after review", to="ops/deploy")
+    mt.log("standup notes <PRIVATE>salary talk</private> done")
+    written = "".join(p.read_text("utf-8") for p in root.rglob("*.md"))
+    assert "Fridays [private] after review" in written and "standup notes [private] done" in written
+    assert "dog's name" not in written and "salary" not in written

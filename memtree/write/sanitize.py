@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from memtree.notes import recorder
 from memtree.text.terms import well_formed
 from memtree.write.disguises import _fold, _joined, _unwrapped, _View
+from memtree.write.private import strip_private
 from memtree.write.secret_rules import (
     BASE64,
     BASE64_MAX_CHARS,
@@ -176,9 +177,11 @@ class Sanitizer:
         """``text`` with every secret replaced by ``[REDACTED:kind]``; never raises.
 
         A character UTF-8 cannot carry (a lone surrogate: undecodable argv bytes, a JSON ``"\\ud800"``)
-        becomes ``�``, so the note can be written.
+        becomes ``�``, so the note can be written; a ``<private>`` span becomes ``[private]``
+        (memtree.write.private), so nothing written through here — add, log, update, import, the
+        memory tool, ingest — keeps it.
         """
-        text = well_formed(text)
+        text = strip_private(well_formed(text))
         redactions, failures = self._scan(text)
         return Sanitized(_apply(text, redactions), redactions, self.warnings + failures)
 
