@@ -1,8 +1,8 @@
 """Dates as index terms: a chunk's days (its text, section heading, entry metadata, note) and a query's.
 
 Index terms look like ``@d2024-01-07``, ``@w2024-W01``, ``@m2024-01``, ``@y2024``:
-``memtree.text.terms.terms`` never emits ``@`` or ``-`` and splits letters from digits, so no word of
-any note can collide with them. Recognising a date in text is memtree.text.dates. Pure: no I/O, no clock.
+``memtree.text.terms.terms`` never emits ``@`` or ``-``, so no word of any note can collide with them.
+Recognising a date in text is memtree.text.dates. Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
