@@ -98,7 +98,7 @@ def _cwd(data: bytes) -> str:
 
     try:
         doc = loads(data) if data.strip() else {}
-    except Exception:  # ValueError, and SystemError: the C scanner on some bad input (`{not json`)
+    except Exception:  # not JSON (ValueError), or nested past the C scanner (RecursionError): the full read says why
         return ""
     cwd = doc.get("cwd") if isinstance(doc, dict) else None
     return cwd if isinstance(cwd, str) else ""

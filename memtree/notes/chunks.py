@@ -20,7 +20,8 @@ CHUNK_MAX_CHARS = 4000
 """Hard cap on one chunk; why: a 21K-character chunk is what stalls other tools' indexers."""
 
 _HEADING = re.compile(r"^(#{1,6})\s+\S")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+"""A code fence's opening or closing line (its run of backticks or tildes in group 1)."""
 _LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+")
 _TABLE_ROW = re.compile(r"^\s*\|")
 
@@ -106,7 +107,7 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
         if not lead:
             i += 1
             continue
-        fence = _FENCE.match(line) if lead in "`~" else None
+        fence = FENCE.match(line) if lead in "`~" else None
         if fence:
             marker = fence.group(1)
             close = _closing_fence(marker)
@@ -146,7 +147,7 @@ def _blocks(lines: list[str], start: int) -> list[tuple[int, int, str]]:
                 nested = _LIST_ITEM.match(nxt)
                 if nested and len(nested.group(1)) <= indent:
                     break
-                if _HEADING.match(nxt) or (_FENCE.match(nxt) and _indent(nxt) <= indent):
+                if _HEADING.match(nxt) or (FENCE.match(nxt) and _indent(nxt) <= indent):
                     break
                 if not nested and _indent(nxt) <= indent and (_TABLE_ROW.match(nxt)):
                     break
@@ -180,7 +181,7 @@ def _opens_block(line: str) -> bool:
     return (
         not lead
         or (lead == "#" and _HEADING.match(line) is not None)
-        or (lead in "`~" and _FENCE.match(line) is not None)
+        or (lead in "`~" and FENCE.match(line) is not None)
         or ((lead in "-*+" or lead.isdecimal()) and _LIST_ITEM.match(line) is not None)
         or (lead == "|" and _TABLE_ROW.match(line) is not None)
     )
@@ -288,7 +289,7 @@ def chunk_headings(lines: Sequence[str], spans: Sequence[tuple[int, int]]) -> li
             if close is not None:
                 if close.match(line):
                     close = None
-            elif (fence := _FENCE.match(line)) is not None:
+            elif (fence := FENCE.match(line)) is not None:
                 close = _closing_fence(fence.group(1))
             elif (m := _HEADING.match(line)) is not None:
                 level = len(m.group(1))

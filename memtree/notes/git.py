@@ -59,6 +59,12 @@ def _run(root: Path, args: list[str], read_only: bool = True) -> subprocess.Comp
         return None
 
 
+def committed_text(root: Path, path: str) -> str | None:
+    """The text of ``path`` (root-relative) at git's HEAD, or None (no repository, not committed, no git)."""
+    done = _run(root, ["show", f"HEAD:./{path}"])
+    return done.stdout if done is not None and done.returncode == 0 else None
+
+
 def in_repository(root: Path) -> bool:
     """Whether ``root`` is inside a git work tree (False when git is not installed)."""
     done = _run(root, ["rev-parse", "--is-inside-work-tree"])

@@ -36,6 +36,7 @@ import orjson
 
 from memtree.errors import MemtreeError
 from memtree.notes import store
+from memtree.notes.chunks import FENCE
 from memtree.notes.entries import META_RE, SPLIT_MARKER, parse_meta
 
 RELATIONS = ("supersedes", "relates_to", "contradicts")
@@ -49,7 +50,6 @@ BANK = "bank"
 LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:#([^\[\]|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 """``[[note]]``, ``[[note#anchor]]``, ``[[note|alias]]``, ``[[note#anchor|alias]]``."""
 _RELATION_RE = re.compile(r"^\s*[-*+]\s+(" + "|".join(RELATIONS) + r")\b[\s:]*\[\[")
-_FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _CODE_SPAN_RE = re.compile(r"(`+)[^`\n]*?\1")
 _HEADING_RE = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
@@ -85,7 +85,7 @@ def _code_free(lines: list[str]) -> Iterable[tuple[int, str]]:
     """(1-based line number, text without inline code) of each line outside fenced code that may hold a link."""
     fence = ""
     for number, line in enumerate(lines, 1):
-        m = _FENCE_RE.match(line)
+        m = FENCE.match(line)
         if m:
             mark = m.group(1)
             if not fence:

@@ -49,14 +49,6 @@ def similarity(a: str, b: str) -> float:
     return 2 * sum((la & lb).values()) / total if total else 0.0
 
 
-def _committed(root: Path, path: str) -> str | None:
-    """The note's text at git's HEAD, or None (no repository, not committed, no git)."""
-    from memtree.notes import git
-
-    done = git._run(root, ["show", f"HEAD:./{path}"])
-    return done.stdout if done is not None and done.returncode == 0 else None
-
-
 def detect(root: Path, tree: Tree, bank: Iterable[str], known: Mapping[str, str]) -> dict[str, str]:
     """Old path → new path for each node whose note is gone and that a new bank note continues.
 
@@ -69,6 +61,7 @@ def detect(root: Path, tree: Tree, bank: Iterable[str], known: Mapping[str, str]
     if not gone or not new:
         return {}
     from memtree.index.chunk_index import content_hash
+    from memtree.notes import git
 
     texts: dict[str, str] = {}
     for path in new:
@@ -78,7 +71,7 @@ def detect(root: Path, tree: Tree, bank: Iterable[str], known: Mapping[str, str]
             continue
     pairs: list[tuple[float, str, str]] = []
     for old in gone:
-        before = _committed(root, old)
+        before = git.committed_text(root, old)
         for path, text in texts.items():
             if before is not None:
                 score = similarity(before, text)
