@@ -49,6 +49,17 @@ def _clones(tmp_path: Path, driver: bool = True) -> tuple[Path, Path]:
     return a, b
 
 
+def _clones_sharing_a_fact(tmp_path: Path) -> tuple[Path, Path]:
+    """Two clones (as _clones) that both hold one fact A added and B pulled."""
+    a, b = _clones(tmp_path)
+    assert mt(a, "add", "Redis pool size is 50", "--to", "bank/infra.md").returncode == 0
+    git(a, "add", "-A")
+    git(a, "commit", "-qm", "one")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", "origin", "main")
+    return a, b
+
+
 def _both_write(a: Path, b: Path) -> None:
     for clone, words in (
         (a, ("Redis pool size is 50", "deployed v2", "Lunch is on Friday")),
@@ -88,12 +99,7 @@ def test_the_driver_merges_both_clones_facts_without_markers(tmp_path: Path, how
 
 
 def test_an_entry_edited_both_ways_is_a_memtree_conflict(tmp_path: Path) -> None:
-    a, b = _clones(tmp_path)
-    assert mt(a, "add", "Redis pool size is 50", "--to", "bank/infra.md").returncode == 0
-    git(a, "add", "-A")
-    git(a, "commit", "-qm", "one")
-    git(a, "push", "-q", "origin", "main")
-    git(b, "pull", "-q", "origin", "main")
+    a, b = _clones_sharing_a_fact(tmp_path)
     for clone, new in ((a, "Redis pool size is 80"), (b, "Redis pool size is 20")):
         note = clone / "bank/infra.md"
         note.write_text(note.read_text().replace("Redis pool size is 50", new))
@@ -286,12 +292,7 @@ def _weight(clone: Path, node: str) -> float:
 def test_a_node_field_changed_both_ways_keeps_ours_and_records_theirs_as_a_conflict(tmp_path: Path) -> None:
     import json
 
-    a, b = _clones(tmp_path)
-    assert mt(a, "add", "Redis pool size is 50", "--to", "bank/infra.md").returncode == 0
-    git(a, "add", "-A")
-    git(a, "commit", "-qm", "one")
-    git(a, "push", "-q", "origin", "main")
-    git(b, "pull", "-q", "origin", "main")
+    a, b = _clones_sharing_a_fact(tmp_path)
     node = next(n["id"] for n in json.loads((b / "tree-index.json").read_text())["nodes"] if n["path"])
     _set_weight(a, node, 2.0)
     _set_weight(b, node, 3.0)
