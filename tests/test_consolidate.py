@@ -208,11 +208,8 @@ def test_a_fact_in_two_notes_stays_in_both_and_merges_within_one(tmp_path: Path,
     assert f"- {rule}" in (root / "bank/_archive/work/meetings.md").read_text(encoding="utf-8")
 
 
-def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
-    rng = random.Random(7)
-    words = ["redis", "풀", "연결", "배포", "금요일", "테스트", "pytest", "실패", "설정", "값", "50", "10"]
-    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 7))) for _ in range(120)]
-    texts += [t + "!" for t in texts[:30]] + [t.replace("풀", "풀은") for t in texts[30:60]]
+def _found_and_brute(texts: list[str]) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """The pairs candidate_pairs finds among ``texts``, and the pairs a comparison of all of them finds."""
     sets = [consolidate.bigrams(t) for t in texts]
     found = {(j, i) for j, i, _ in consolidate.candidate_pairs(sets, CONSOLIDATE_JACCARD)}
     brute = {
@@ -220,6 +217,15 @@ def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
         for i, j in itertools.combinations(range(len(texts)), 2)
         if consolidate.jaccard(sets[i], sets[j]) >= CONSOLIDATE_JACCARD
     }
+    return found, brute
+
+
+def test_prefix_filtering_finds_exactly_the_pairs_brute_force_finds() -> None:
+    rng = random.Random(7)
+    words = ["redis", "풀", "연결", "배포", "금요일", "테스트", "pytest", "실패", "설정", "값", "50", "10"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 7))) for _ in range(120)]
+    texts += [t + "!" for t in texts[:30]] + [t.replace("풀", "풀은") for t in texts[30:60]]
+    found, brute = _found_and_brute(texts)
     assert found == brute and len(brute) >= 50  # the planted near-duplicates are there
 
 
@@ -580,14 +586,9 @@ def _sentences(n: int, seed: int, vocabulary: int = 400) -> list[str]:
 
 def test_the_bit_mask_bound_never_refuses_a_pair_brute_force_finds() -> None:
     texts = _sentences(500, 3, vocabulary=3000)
-    sets = [consolidate.bigrams(t) for t in texts]
-    found = {(j, i) for j, i, _ in consolidate.candidate_pairs(sets, CONSOLIDATE_JACCARD)}
-    brute = {
-        (i, j)
-        for i, j in itertools.combinations(range(len(texts)), 2)
-        if consolidate.jaccard(sets[i], sets[j]) >= CONSOLIDATE_JACCARD
-    }
+    found, brute = _found_and_brute(texts)
     assert found == brute and len(brute) >= 20
+    sets = [consolidate.bigrams(t) for t in texts]
     # and the bound itself, on every pair: the bits of A|B never exceed |A∪B|
     width = consolidate.mask_width([len(s) for s in sets])
     masks = [consolidate.bit_mask(s, width) for s in sets]
