@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from helpers import DEADLINE_S, steady, wait_for
 
+import memtree
 from memtree import MemTree
 from memtree.lifecycle import consolidate
 from memtree.notes import store
@@ -310,17 +311,52 @@ def test_the_forwarding_path_imports_only_what_it_lists(sample_root: Path) -> No
     root = _copy(sample_root, "light", STEADY_YAML)
     with serving(root) as served:
         before = served.requests()
-        run = subprocess.run(
-            [sys.executable, "-c", FORWARD_PROBE, "--root", str(root), "search", "가치관", "--json"],
+        run = subprocess.run(  # -S: see test_the_installed_command_imports_nothing_but_the_forwarding_path
+            [sys.executable, "-S", "-c", FORWARD_PROBE, "--root", str(root), "search", "가치관", "--json"],
             cwd=root,
             capture_output=True,
-            env=_env(),
+            env=_env(PYTHONPATH=str(Path(memtree.__file__).parent.parent)),
             timeout=START_S,
         )
         assert served.requests() - before == 1  # it was forwarded
     assert run.returncode == 0 and json.loads(run.stdout)["hits"]
     imported = set(run.stderr.decode().rpartition("IMPORTED ")[2].split())
     assert imported and imported <= FORWARDING_IMPORTS, sorted(imported - FORWARDING_IMPORTS)
+
+
+def _imported(importtime: str) -> set[str]:
+    """The modules ``-X importtime`` (PYTHONPROFILEIMPORTTIME) lines on stderr name."""
+    return {m.group(1) for m in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)$", importtime, re.M)}
+
+
+@pytest.mark.skipif(os.name == "nt", reason="on Windows the command is pip's console script (setup.py)")
+def test_the_installed_command_imports_nothing_but_the_forwarding_path(sample_root: Path) -> None:
+    # Why: pip's console-script wrapper imports re (~10 ms of a ~25 ms forwarded call); bin/memtree does not
+    command = Path(sys.executable).parent / "memtree"
+    if not command.exists():
+        pytest.skip(f"memtree is not installed beside {sys.executable} (pip install -e .)")
+    root = _copy(sample_root, "installed", STEADY_YAML)
+    assert re.match(r"#!\S*python", command.read_text(encoding="utf-8"))  # pip rewrote its #!python line
+    # -S: without site, so an editable install's finder (which imports re and pathlib at start) is not
+    # loaded and the modules the command itself imports show; the package is found through PYTHONPATH
+    env = _env(PYTHONPROFILEIMPORTTIME="1", PYTHONPATH=str(Path(memtree.__file__).parent.parent))
+    python = [sys.executable, "-S"]
+    # the floor: a start with site loads os (and what it imports) before any script, -S leaves it out
+    bare = subprocess.run([*python, "-c", "import os"], capture_output=True, text=True, env=env, timeout=START_S)
+    with serving(root) as served:
+        before = served.requests()
+        run = subprocess.run(
+            [*python, str(command), "--root", str(root), "search", "가치관", "--json"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=START_S,
+        )
+        assert served.requests() - before == 1  # it was forwarded
+    assert run.returncode == 0 and json.loads(run.stdout)["hits"]
+    imported = _imported(run.stderr) - _imported(bare.stderr)
+    assert imported and imported <= FORWARDING_IMPORTS - {"memtree.__main__"}, sorted(imported - FORWARDING_IMPORTS)
 
 
 TEARDOWN_PROBE = """
