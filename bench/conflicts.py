@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The conflict rule's precision and recall on labelled pairs (issue 30 item 4), before and after.
 
-    python bench/conflicts.py [--merge 0.8] [--conflict 0.5] [--errors]
+    python bench/conflicts.py [--merge 0.8] [--conflict 0.5] [--half tune|report|both] [--errors]
 
 The pairs are bench/conflict_pairs.py's (Korean and English: update, contradiction, restatement,
 different fact on one topic; half to tune on, half to report on). A pair is *flagged* when the rule
@@ -12,7 +12,8 @@ would show it to a person or retire the older text:
 
 Positive pairs are updates and contradictions; restatements and different facts should not be
 flagged. Printed as Markdown: precision, recall and F1 per half and rule, then per kind and
-language on the report half; with --errors, every report-half pair the new rule gets wrong.
+language on the report half (or on the one --half names); with --errors, every pair of that half
+the new rule gets wrong. Tune with ``--half tune --errors``: it prints nothing of the report half.
 """
 
 from __future__ import annotations
@@ -58,20 +59,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--merge", type=float, default=MERGE_THRESHOLD)
     ap.add_argument("--conflict", type=float, default=CONFLICT_THRESHOLD)
-    ap.add_argument("--errors", action="store_true", help="list the report-half pairs the new rule gets wrong")
+    ap.add_argument("--half", choices=("tune", "report", "both"), default="both", help="which half to print")
+    ap.add_argument("--errors", action="store_true", help="list the pairs of --half the new rule gets wrong")
     args = ap.parse_args(argv)
+    halves = ("tune", "report") if args.half == "both" else (args.half,)
     every = pairs()
     rules = {"before (main)": before(args.merge, args.conflict), "after": after(args.merge, args.conflict)}
     print(f"{len(every)} pairs; merge {args.merge}, conflict {args.conflict}\n")
     print("| half | rule | pairs | flagged | precision | recall | F1 |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    for half in ("tune", "report"):
+    for half in halves:
         found = [p for p in every if p.half == half]
         for name, rule in rules.items():
             p, r, f, n = scores(rule, found)
             print(f"| {half} | {name} | {len(found)} | {n} | {p:.3f} | {r:.3f} | {f:.3f} |")
-    report = [p for p in every if p.half == "report"]
-    print("\nreport half, share flagged per kind (should be 1 for update/contradiction, 0 for the rest):\n")
+    shown = halves[-1]
+    report = [p for p in every if p.half == shown]
+    print(f"\n{shown} half, share flagged per kind (should be 1 for update/contradiction, 0 for the rest):\n")
     print("| kind | lang | pairs | before | after |")
     print("|---|---|---:|---:|---:|")
     for kind in KINDS:
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {kind} | {lang} | {len(found)} | {shares[0]:.2f} | {shares[1]:.2f} |")
     if args.errors:
         rule = rules["after"]
-        print("\nreport-half pairs the new rule gets wrong:\n")
+        print(f"\n{shown}-half pairs the new rule gets wrong:\n")
         for p in report:
             if rule(p) != p.flagged:
                 s = similarity(p.new, p.old)

@@ -32,7 +32,7 @@ from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
 from memtree.write import conflicts as conflict_store
 from memtree.write.sanitize import Sanitizer
-from memtree.write.similarity import distinct_facts, frame, lost_words, similarity
+from memtree.write.similarity import distinct_facts, frame, lost_words, one_value, similarity
 
 MAX_TAGS = 10
 MANUAL_MAX_CHARS = 50_000
@@ -336,7 +336,7 @@ def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: floa
     reason = distinct_facts(new, old)
     if reason is None or reason in SIDE_BY_SIDE:
         return "distinct"
-    if frame(new, old) >= SAME_FRAME:
+    if frame(new, old) >= SAME_FRAME and (reason != "name" or one_value(new, old)):
         return "replace"
     return "conflict" if reason == "negation" else "distinct"
 

@@ -202,6 +202,7 @@ _EN_DATES = {
     **{m: m[:3] for m in "january february march april june july august september october november december".split()},
     **{m: m for m in ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "oct", "nov", "dec")},
     **{d: d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()},
+    **{d + "s": d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()},  # on Mondays
     **{d: d for d in ("mon", "tue", "wed", "thu", "fri")},
     **{"sept": "sep", "tues": "tue", "thur": "thu", "thurs": "thu"},
     **{w: w for w in "today tomorrow yesterday tonight morning afternoon evening night noon midnight".split()},
@@ -279,8 +280,8 @@ Why: `Kim Minsu` / `Lee Jiwoo`, `React Native` / `Flutter` are names of up to th
 stretch is a rewording, which retain's labelled paraphrases (reordered, one word changed) showed."""
 
 
-def _slot(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
-    """What is left of each term list between the longest common head and tail (variants count as equal)."""
+def _ends(ta: list[str], tb: list[str]) -> tuple[int, int]:
+    """How many terms the two lists share at their head and at their tail (variants count as equal)."""
     n = min(len(ta), len(tb))
     head = 0
     while head < n and _variants(ta[head], tb[head]):
@@ -288,6 +289,12 @@ def _slot(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
     tail = 0
     while tail < n - head and _variants(ta[-1 - tail], tb[-1 - tail]):
         tail += 1
+    return head, tail
+
+
+def _slot(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
+    """What is left of each term list between the longest common head and tail (variants count as equal)."""
+    head, tail = _ends(ta, tb)
     return ta[head : len(ta) - tail], tb[head : len(tb) - tail]
 
 
@@ -314,6 +321,68 @@ def frame(a: str, b: str) -> float:
         return 1.0
     xa, _ = _slot(ta, tb)
     return (len(ta) - len(xa)) / longest
+
+
+def one_value(a: str, b: str) -> bool:
+    """Whether the stretch in which ``a`` and ``b`` differ is one value of one statement — what a
+    replacement changes — rather than the same fact in other words or another fact on the topic.
+
+    Asked of pairs :func:`distinct_facts` calls "name" (a number, date, negation or closed-class
+    value is a value by itself). The stretch is not one value when:
+
+    - the two stretches share a word: the words moved (`logs are retained for 30 days` / `we keep
+      logs for 30 days`), a sentence said in another order;
+    - it holds two or more words on both sides: more than one thing changed, a verb and its object
+      (`is written in Go` / `runs on Kubernetes`) — another statement;
+    - it is a Korean sentence's closing verb and nothing else (`진행한다` / `한다`, `쓴다` / `사용한다`):
+      every value agrees, only the verb is said otherwise;
+    - it opens both sentences, before a verb that is no copula: the statement's subject changed
+      (`the batch server runs on t3.medium` / `the staging server runs on t3.medium`), another fact.
+      Beside a copula either side may be the value (`Alice is the on-call engineer` / `Bob is …`).
+
+    Why: bench/conflicts.py's tune half; a restatement agrees on every value, an update differs in
+    one, a different fact differs in its subject or its relation.
+    """
+    ta, tb = terms(_content(a)), terms(_content(b))
+    head, tail = _ends(ta, tb)
+    xa, xb = ta[head : len(ta) - tail], tb[head : len(tb) - tail]
+    if any(_variants(t, u) for t in xa for u in xb):
+        return False
+    if len(xa) > 1 and len(xb) > 1:
+        return False
+    verbs = _closing_verb(a) and _closing_verb(b)
+    if tail == 0 and verbs:
+        return False
+    return not (head == 0 and (verbs or not (_copula(a) and _copula(b))))
+
+
+_EN_COPULA = frozenset("is are was were be been being am".split())
+_HANGUL_BASE = 0xAC00
+_VERB_FINALS = frozenset({4, 18, 20})
+"""Final consonants (jongseong index) of the syllable before a closing 다 that make it a verb form:
+ㄴ (한다, 쓴다, 돈다: the present), ㅄ (없다), ㅆ (있다, 했다: the past); none, or another, is a noun
+with the copula (김민수다, 30일이다) or an adjective."""
+
+
+def _closing_verb(text: str) -> bool:
+    """Whether a Korean sentence closes with a verb form (`…한다`, `…있다`, `…합니다`), not a copula."""
+    words = normalize(_content(text)).rstrip(" .!?。").split()
+    if not words:
+        return False
+    last = words[-1]
+    if last.endswith("니다"):
+        return not last.endswith("입니다") and len(last) > 2
+    if len(last) < 2 or last[-1] != "다" or not _HANGUL.match(last[-2]):
+        return False
+    return (ord(last[-2]) - _HANGUL_BASE) % 28 in _VERB_FINALS
+
+
+def _copula(text: str) -> bool:
+    """Whether a sentence's verb is a copula: an English form of *be*, or a Korean one not closing on a verb."""
+    x = normalize(_content(text))
+    if _HANGUL.search(x):
+        return not _closing_verb(text)
+    return any(w in _EN_COPULA for w in _LATIN_WORD.findall(x))
 
 
 def distinct_facts(a: str, b: str) -> str | None:
