@@ -382,7 +382,9 @@ def test_a_restatement_is_neither_a_replacement_nor_a_conflict(old: str, new: st
         ("릴리스 노트는 지은이가 작성한다", "릴리스 노트는 민호가 작성한다"),
         ("릴리스 담당은 박서연이다", "릴리스 담당은 최현우다"),  # a copula: the value closes the sentence
         ("Our issue tracker is Jira", "Our issue tracker is Linear"),
-        ("Dana is the release manager", "Evan is the release manager"),  # a copula: the value opens it
+        ("Dana is the release manager", "Evan is the release manager"),  # a bare name opens it: the value
+        ("Alice owns the billing service", "Bob owns the billing service"),
+        ("김민수가 결제 서비스를 맡는다", "이지우가 결제 서비스를 맡는다"),
     ],
 )
 def test_one_value_changed_in_the_same_statement_replaces(old: str, new: str) -> None:
@@ -393,8 +395,11 @@ def test_one_value_changed_in_the_same_statement_replaces(old: str, new: str) ->
     ("old", "new"),
     [
         ("The billing worker runs on a c5.large instance", "The search worker runs on a c5.large instance"),
-        ("결제 워커는 c5.large 인스턴스를 쓴다", "검색 워커는 c5.large 인스턴스를 쓴다"),  # another subject
+        ("결제 워커는 c5.large 인스턴스를 쓴다", "검색 워커는 c5.large 인스턴스를 쓴다"),  # another topic
         ("The search API is written in Python", "The search API runs on Lambda"),  # another relation
+        ("The primary database is Postgres", "The analytics database is Postgres"),
+        ("Redis 커넥션 풀은 50개로 둔다", "Memcached 커넥션 풀은 50개로 둔다"),
+        ("릴리스는 매주 금요일에 한다", "릴리스 승인은 팀장이 한다"),  # no other day: another fact
     ],
 )
 def test_a_different_fact_on_the_same_topic_is_neither_a_replacement_nor_a_conflict(old: str, new: str) -> None:

@@ -336,7 +336,7 @@ def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: floa
     reason = distinct_facts(new, old)
     if reason is None or reason in SIDE_BY_SIDE:
         return "distinct"
-    if frame(new, old) >= SAME_FRAME and (reason != "name" or one_value(new, old)):
+    if frame(new, old) >= SAME_FRAME and one_value(new, old, reason):
         return "replace"
     return "conflict" if reason == "negation" else "distinct"
 

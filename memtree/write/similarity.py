@@ -323,12 +323,14 @@ def frame(a: str, b: str) -> float:
     return (len(ta) - len(xa)) / longest
 
 
-def one_value(a: str, b: str) -> bool:
-    """Whether the stretch in which ``a`` and ``b`` differ is one value of one statement — what a
-    replacement changes — rather than the same fact in other words or another fact on the topic.
+def one_value(a: str, b: str, reason: str) -> bool:
+    """Whether ``a`` and ``b``, which :func:`distinct_facts` finds to differ for ``reason``, differ in
+    one value of one statement — what a replacement changes — rather than being the same fact in other
+    words or another fact on the topic.
 
-    Asked of pairs :func:`distinct_facts` calls "name" (a number, date, negation or closed-class
-    value is a value by itself). The stretch is not one value when:
+    A number or a date changes into another: both entries state one (`deploys are on Thursdays` /
+    `deploy approval comes from the team lead` states no other day, it states another fact). A
+    "name" stretch is no value when:
 
     - the two stretches share a word: the words moved (`logs are retained for 30 days` / `we keep
       logs for 30 days`), a sentence said in another order;
@@ -336,13 +338,18 @@ def one_value(a: str, b: str) -> bool:
       (`is written in Go` / `runs on Kubernetes`) — another statement;
     - it is a Korean sentence's closing verb and nothing else (`진행한다` / `한다`, `쓴다` / `사용한다`):
       every value agrees, only the verb is said otherwise;
-    - it opens both sentences, before a verb that is no copula: the statement's subject changed
-      (`the batch server runs on t3.medium` / `the staging server runs on t3.medium`), another fact.
-      Beside a copula either side may be the value (`Alice is the on-call engineer` / `Bob is …`).
+    - it opens both sentences within what they are about — an English subject with a determiner (`the
+      batch server runs on t3.medium` / `the staging server …`), a Korean topic marked 은/는 (`배치
+      서버는` / `스테이징 서버는`): another thing, another fact. A bare name (`Alice is on call`, `김민수가
+      맡는다`) may be the value.
 
     Why: bench/conflicts.py's tune half; a restatement agrees on every value, an update differs in
     one, a different fact differs in its subject or its relation.
     """
+    if reason in ("number", "date"):
+        return all(_states(t, reason) for t in (a, b))
+    if reason != "name":
+        return True
     ta, tb = terms(_content(a)), terms(_content(b))
     head, tail = _ends(ta, tb)
     xa, xb = ta[head : len(ta) - tail], tb[head : len(tb) - tail]
@@ -350,18 +357,26 @@ def one_value(a: str, b: str) -> bool:
         return False
     if len(xa) > 1 and len(xb) > 1:
         return False
-    verbs = _closing_verb(a) and _closing_verb(b)
-    if tail == 0 and verbs:
+    if tail == 0 and _closing_verb(a) and _closing_verb(b):
         return False
-    return not (head == 0 and (verbs or not (_copula(a) and _copula(b))))
+    return not (head == 0 and _described_subject(a) and _described_subject(b))
 
 
-_EN_COPULA = frozenset("is are was were be been being am".split())
+def _states(text: str, reason: str) -> bool:
+    """Whether an entry states a number (a term that starts with a digit) or a date (:func:`_facts`)."""
+    if reason == "number":
+        return any(t < ":" for t in terms(_content(text)))
+    return bool(_facts(normalize(_content(text)))[1])
+
+
 _HANGUL_BASE = 0xAC00
 _VERB_FINALS = frozenset({4, 18, 20})
 """Final consonants (jongseong index) of the syllable before a closing 다 that make it a verb form:
 ㄴ (한다, 쓴다, 돈다: the present), ㅄ (없다), ㅆ (있다, 했다: the past); none, or another, is a noun
 with the copula (김민수다, 30일이다) or an adjective."""
+_DETERMINERS = frozenset("the a an our my your their its his her this that these those each every".split())
+"""English words that open a described noun phrase (`the staging server`), never a bare name (`Alice`)."""
+_TOPIC = re.compile(r"[\uac00-\ud7a3](?:은|는)$")
 
 
 def _closing_verb(text: str) -> bool:
@@ -377,12 +392,16 @@ def _closing_verb(text: str) -> bool:
     return (ord(last[-2]) - _HANGUL_BASE) % 28 in _VERB_FINALS
 
 
-def _copula(text: str) -> bool:
-    """Whether a sentence's verb is a copula: an English form of *be*, or a Korean one not closing on a verb."""
-    x = normalize(_content(text))
-    if _HANGUL.search(x):
-        return not _closing_verb(text)
-    return any(w in _EN_COPULA for w in _LATIN_WORD.findall(x))
+def _described_subject(text: str) -> bool:
+    """Whether a sentence opens with what it is about: a Korean topic (the first word with a particle
+    takes 은/는), an English noun phrase opened by a determiner."""
+    words = normalize(_content(text)).split()
+    if not words:
+        return False
+    if _HANGUL.search(text):
+        marked = next((w for w in words if _HANGUL.match(w[-1]) and _strip_particle(w) != w), None)
+        return marked is not None and bool(_TOPIC.search(marked))
+    return words[0] in _DETERMINERS
 
 
 def distinct_facts(a: str, b: str) -> str | None:
