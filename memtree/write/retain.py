@@ -324,7 +324,8 @@ def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: floa
     """What `add` makes of a new text beside one existing entry, ``score`` their similarity; the conflict rule.
 
     "merge" (a restatement: ≥ merge_at); "replace" (the same sentence with another value — a number,
-    date, name, state, unit or a negation, in the same frame: the newer supersedes the older);
+    date, name, state, unit or a negation, in the same frame, and one value of one statement
+    (memtree.write.similarity.one_value): the newer supersedes the older);
     "conflict" (a negation worded otherwise: a person decides); "distinct" (anything else: another
     fact on the topic, or the same fact in other words, kept beside it — no one's time is asked).
     Measured by bench/conflicts.py on labelled pairs (tuned on one half, reported on the other).
