@@ -8,8 +8,9 @@ Each row is one fact as first written and four later texts about it:
     different      another fact on the same topic: no conflict, both are kept
 
 ``update`` and ``contradiction`` are the pairs the rule should flag (replace or conflict); the
-other two it should leave alone. Rows alternate between the halves: even rows tune, odd rows
-report, so no fact is in both. Written by hand for this set, not drawn from any dev or test data.
+other two it should leave alone. ROWS come as ko/en couples alternating between the halves (the
+first couple tunes, the next reports, ...), so no fact is in both; TUNE_ROWS, added later, all tune.
+Written by hand for this set, not drawn from any dev or test data.
 """
 
 from __future__ import annotations
@@ -318,6 +319,111 @@ ROWS: tuple[tuple[str, str, str, str, str], ...] = (
     ),
 )
 
+TUNE_ROWS: tuple[tuple[str, str, str, str, str], ...] = (
+    # Added for issue 30 item 4's rule change, to the tune half only (the report half is unchanged):
+    # written before the rule scored them, weighted toward what the first tune half had too few of —
+    # restatements in another verb, ending or order, and different facts in the same frame (another
+    # subject with the same value).
+    (
+        "운영 DB 비밀번호는 90일마다 바꾼다",
+        "운영 DB 비밀번호는 30일마다 바꾼다",
+        "운영 DB 비밀번호는 바꾸지 않는다",
+        "90일에 한 번씩 운영 DB 비밀번호를 교체한다",
+        "운영 DB 비밀번호는 1Password 금고에 보관한다",
+    ),
+    (
+        "The production database password is rotated every 90 days",
+        "The production database password is rotated every 30 days",
+        "The production database password is never rotated",
+        "Every 90 days we change the production database password",
+        "The production database password is stored in 1Password",
+    ),
+    (
+        "주간 회의는 월요일 오전 10시에 진행한다",
+        "주간 회의는 월요일 오후 2시에 진행한다",
+        "주간 회의는 이제 하지 않는다",
+        "주간 회의는 월요일 오전 10시에 한다",
+        "주간 회의록은 노션에 정리한다",
+    ),
+    (
+        "The weekly sync is held on Monday at 10 am",
+        "The weekly sync is held on Monday at 2 pm",
+        "We no longer hold a weekly sync",
+        "The weekly sync takes place Mondays at 10 am",
+        "Notes from the weekly sync go into Notion",
+    ),
+    (
+        "프론트엔드 빌드는 Node 18을 쓴다",
+        "프론트엔드 빌드는 Node 20을 쓴다",
+        "프론트엔드 빌드에는 Node를 쓰지 않는다",
+        "프론트엔드 빌드에 사용하는 Node 버전은 18이다",
+        "프론트엔드 빌드 결과물은 CDN에 올린다",
+    ),
+    (
+        "The frontend build uses Node 18",
+        "The frontend build uses Node 20",
+        "The frontend build does not use Node",
+        "Node 18 is what the frontend build runs on",
+        "Frontend build output is uploaded to the CDN",
+    ),
+    (
+        "휴가 신청은 팀장 승인을 받아야 한다",
+        "휴가 신청은 인사팀 승인을 받아야 한다",
+        "휴가 신청에는 승인이 필요 없다",
+        "휴가를 쓰려면 팀장에게 승인을 받는다",
+        "휴가 신청은 최소 3일 전에 올린다",
+    ),
+    (
+        "Vacation requests need approval from your manager",
+        "Vacation requests need approval from HR",
+        "Vacation requests need no approval",
+        "Your manager has to approve vacation requests",
+        "Vacation requests must be filed at least three days ahead",
+    ),
+    (
+        "결제 서비스는 Go로 작성되어 있다",
+        "결제 서비스는 Rust로 작성되어 있다",
+        "결제 서비스는 Go로 작성되지 않았다",
+        "결제 서비스 코드는 Go로 짜여 있다",
+        "결제 서비스는 쿠버네티스에서 돌아간다",
+    ),
+    (
+        "The payment service is written in Go",
+        "The payment service is written in Rust",
+        "The payment service is not written in Go",
+        "Go is the language of the payment service",
+        "The payment service runs on Kubernetes",
+    ),
+    (
+        "사내 VPN은 WireGuard를 사용한다",
+        "사내 VPN은 OpenVPN을 사용한다",
+        "사내에는 VPN이 없다",
+        "WireGuard로 사내 VPN을 운영하고 있다",
+        "사내 VPN 계정은 보안팀이 발급한다",
+    ),
+    (
+        "The company VPN uses WireGuard",
+        "The company VPN uses OpenVPN",
+        "The company has no VPN",
+        "Our VPN is built on WireGuard",
+        "VPN accounts are issued by the security team",
+    ),
+    (
+        "스테이징 서버는 t3.medium 인스턴스를 쓴다",
+        "스테이징 서버는 t3.large 인스턴스를 쓴다",
+        "스테이징 서버는 EC2를 쓰지 않는다",
+        "스테이징 서버의 인스턴스 타입은 t3.medium이다",
+        "배치 서버는 t3.medium 인스턴스를 쓴다",
+    ),
+    (
+        "The staging server runs on a t3.medium instance",
+        "The staging server runs on a t3.large instance",
+        "The staging server does not run on EC2",
+        "A t3.medium instance hosts the staging server",
+        "The batch server runs on a t3.medium instance",
+    ),
+)
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -336,10 +442,10 @@ class Pair:
 
 
 def pairs() -> list[Pair]:
-    """Every labelled pair (four per row), each in its row's half."""
+    """Every labelled pair (four per row), each in its row's half; TUNE_ROWS all tune."""
     out = []
-    for i, (old, *later) in enumerate(ROWS):
-        half = "tune" if i % 4 < 2 else "report"  # rows come as a ko/en couple: a couple stays in one half
+    rows = [("tune" if i % 4 < 2 else "report", row) for i, row in enumerate(ROWS)]  # a ko/en couple stays in one half
+    for half, (old, *later) in [*rows, *(("tune", row) for row in TUNE_ROWS)]:
         lang = "ko" if any("\uac00" <= c <= "\ud7a3" for c in old) else "en"
         out += [Pair(old, new, kind, half, lang) for kind, new in zip(KINDS, later)]
     return out

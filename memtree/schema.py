@@ -111,7 +111,7 @@ OBJECTS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
         "hit": "node path lines score tier signals matched ids via status text truncated",
-        "conflict": "id created_at similarity new old",
+        "conflict": "id created_at cause similarity new old",
         "contradiction": "similarity reason newer older newer_created_at older_created_at suggestion",
         "bank": "name note_count entry_count bytes enabled",
         "split": "path children nodes warnings",
@@ -133,6 +133,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "archive": _S,
     "banks": _A,
     "budget": (_I, "null"),
+    "cause": _S,
     "change_id": (_S, "null"),
     "changes": _A,
     "chain": _A,
@@ -369,11 +370,14 @@ def _side(s: Side) -> Json:
 
 
 def conflict(c: OpenConflict) -> Json:
-    """An open conflict: both sides, their similarity, when it was found."""
+    """An open conflict: both sides, what differs (``cause``), their similarity, when it was found."""
+    from memtree.write.conflicts import cause, measured
+
     return {
         "id": c.id,
         "created_at": iso(c.created),
-        "similarity": c.similarity,
+        "cause": cause(c),
+        "similarity": c.similarity if measured(c) else None,
         "new": _side(c.new),
         "old": _side(c.old),
     }

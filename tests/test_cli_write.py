@@ -380,11 +380,27 @@ def test_conflicts_lists_both_texts_similarity_and_files(sample_root: Path) -> N
     assert cid in out and FACT_OLD in out and FACT_NEW in out
     assert re.search(r"similarity 0\.[5-7]\d", out) and "bank/project/decisions.md" in out
     assert old_id in out and new_id in out
+    assert "negation: 배포는 금요일에 하지 않는다 → 금요일에도 배포한다" in out  # what differs, and why
     (found,) = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)["conflicts"]
     assert found["id"] == cid and 0.5 <= found["similarity"] < 0.8
+    assert found["cause"].startswith("negation: 배포는 금요일에 하지 않는다 → 금요일에도 배포한다 (similarity 0.")
     assert datetime.fromisoformat(found["created_at"]).tzinfo is not None
     assert found["new"] == {"path": "bank/project/decisions.md", "id": new_id, "text": FACT_NEW}
     assert found["old"] == {"path": "bank/project/decisions.md", "id": old_id, "text": FACT_OLD}
+
+
+def test_a_conflict_a_merge_left_shows_what_differs_not_a_similarity(sample_root: Path) -> None:
+    from memtree.write import clashes
+    from memtree.write.merge import FieldClash
+
+    clashes.note_pending(sample_root, [FieldClash("c-0123456789ab", "project/decisions", "weight", 1.5, 2.0)])
+    out = run("conflicts", "--root", str(sample_root)).stdout
+    assert "c-0123456789ab  node project/decisions: weight 1.5 kept, 2.0 from the merge" in out, out
+    assert "similarity" not in out
+    (found,) = json.loads(run("conflicts", "--root", str(sample_root), "--json").stdout)["conflicts"]
+    assert (
+        found["similarity"] is None and found["cause"] == "node project/decisions: weight 1.5 kept, 2.0 from the merge"
+    )
 
 
 @pytest.mark.parametrize(

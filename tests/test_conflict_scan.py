@@ -184,3 +184,22 @@ def test_resolve_changes_nothing_when_the_recorded_sentence_is_no_longer_there_e
     with pytest.raises(QueryError, match="closed itself"):
         mt.resolve_conflict(conflict.id, "new")
     assert (root / "bank/ops/db.md").read_text(encoding="utf-8") == edited
+
+
+def test_the_cause_of_a_conflict_names_what_differs_never_a_similarity_a_merge_did_not_measure() -> None:
+    from memtree.write.conflicts import OpenConflict, Side, cause, measured
+
+    added = OpenConflict(
+        "c-20261201-3fa9c2d17b0e5a48", "", 0.79, Side("bank/a.md", "e-2", "Redis pool size is 80"),
+        Side("bank/a.md", "e-1", "Redis pool size is 50"),
+    )  # fmt: skip
+    assert cause(added) == "number: 50 → 80 (similarity 0.79)" and measured(added)
+    clash = OpenConflict(
+        "c-0123456789ab", "", 0.0, Side("bank/a.md", "e-1.1a2b3c", "pool is 80"), Side("bank/a.md", "e-1", "pool is 20")
+    )
+    assert cause(clash) == "a git merge kept both versions of one entry" and not measured(clash)
+    field = OpenConflict(
+        "c-ba9876543210", "", 0.0, Side("tree-index.json", "infra", "weight=2.0"),
+        Side("tree-index.json", "infra", "weight=1.0"),
+    )  # fmt: skip
+    assert cause(field) == "node infra: weight 1.0 kept, 2.0 from the merge" and not measured(field)

@@ -13,7 +13,8 @@ from memtree import MemTree
 from memtree.errors import QueryError
 from memtree.notes import tree as treemod
 from memtree.notes.entries import parse_entries
-from memtree.write.retain import Conflict, Created, Duplicate, Merged, with_nodes
+from memtree.write.retain import Conflict, Created, Duplicate, Merged, verdict, with_nodes
+from memtree.write.similarity import similarity
 
 KST = timezone(timedelta(hours=9))
 NOW = datetime(2026, 11, 29, 14, 20, tzinfo=KST)
@@ -354,6 +355,63 @@ def test_an_opposite_fact_is_kept_as_a_conflict_never_merged_away(mt: MemTree, f
         return
     assert isinstance(decision, Conflict), decision
     assert [c.id for c in mt.conflicts()] == [decision.conflict_id]
+
+
+def _verdict(old: str, new: str) -> str:
+    return verdict(new, old, similarity(new, old), 0.8, 0.5)
+
+
+# issue 30 item 4: a replacement differs in one value and agrees on the rest (pairs not in bench/conflict_pairs.py)
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("릴리스 노트는 매주 금요일에 작성한다", "릴리스 노트는 매주 금요일에 쓴다"),  # only the closing verb
+        ("배포 전 점검은 QA팀이 진행한다", "배포 전 점검은 QA팀이 한다"),
+        ("Invoices are stored for seven years", "We keep invoices for seven years"),  # the words moved
+        ("Standup is held on Tuesdays at 9 am", "Standup is held on Tuesday at 9 am"),  # a weekday's plural
+    ],
+)
+def test_a_restatement_is_neither_a_replacement_nor_a_conflict(old: str, new: str) -> None:
+    assert _verdict(old, new) in ("merge", "distinct")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("릴리스 노트는 매주 금요일에 작성한다", "릴리스 노트는 매주 월요일에 작성한다"),
+        ("릴리스 노트는 지은이가 작성한다", "릴리스 노트는 민호가 작성한다"),
+        ("릴리스 담당은 박서연이다", "릴리스 담당은 최현우다"),  # a copula: the value closes the sentence
+        ("Our issue tracker is Jira", "Our issue tracker is Linear"),
+        ("Dana is the release manager", "Evan is the release manager"),  # a bare name opens it: the value
+        ("Alice owns the billing service", "Bob owns the billing service"),
+        ("김민수가 결제 서비스를 맡는다", "이지우가 결제 서비스를 맡는다"),
+    ],
+)
+def test_one_value_changed_in_the_same_statement_replaces(old: str, new: str) -> None:
+    assert _verdict(old, new) == "replace"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The billing worker runs on a c5.large instance", "The search worker runs on a c5.large instance"),
+        ("결제 워커는 c5.large 인스턴스를 쓴다", "검색 워커는 c5.large 인스턴스를 쓴다"),  # another topic
+        ("The search API is written in Python", "The search API runs on Lambda"),  # another relation
+        ("The primary database is Postgres", "The analytics database is Postgres"),
+        ("Redis 커넥션 풀은 50개로 둔다", "Memcached 커넥션 풀은 50개로 둔다"),
+        ("릴리스는 매주 금요일에 한다", "릴리스 승인은 팀장이 한다"),  # no other day: another fact
+    ],
+)
+def test_a_different_fact_on_the_same_topic_is_neither_a_replacement_nor_a_conflict(old: str, new: str) -> None:
+    assert _verdict(old, new) == "distinct"
+
+
+def test_a_different_fact_on_the_same_topic_is_written_beside_the_old_one(mt: MemTree) -> None:
+    old = mt.add("The billing worker runs on a c5.large instance", to="p/x", now=NOW)
+    new = mt.add("The search worker runs on a c5.large instance", to="p/x", now=NOW)
+    assert isinstance(old, Created) and isinstance(new, Created) and new.supersedes == ""
+    assert mt.conflicts() == []
+    assert not any(e.meta.extra for e in parse_entries(_texts_under(mt.root)))  # nothing marked superseded
 
 
 def test_a_restatement_still_merges_when_nothing_would_be_lost(mt: MemTree) -> None:

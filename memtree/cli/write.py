@@ -136,9 +136,11 @@ def conflicts(
         bool, typer.Option("--record", help="With --scan: record what is found as open conflicts.")
     ] = False,
 ) -> None:
-    """List open conflicts: both texts, their similarity and files (--scan finds contradictions)."""
+    """List open conflicts: both texts, their files and what differs (--scan finds contradictions)."""
     if ctx.invoked_subcommand is not None:
         return
+    from memtree.write.conflicts import cause
+
     if scan:
         _scan(root, json, record)
         return
@@ -150,7 +152,7 @@ def conflicts(
         print("no open conflicts")
         return
     for c in open_:
-        print(printable(f"{c.id}  similarity {c.similarity:.2f}  {c.created}"))
+        print(printable(f"{c.id}  {cause(c)}  {c.created}".rstrip()))
         print(printable(f"  new  {c.new.path}  {c.new.id or '(hand-written)'}: {c.new.text}"))
         print(printable(f"  old  {c.old.path}  {c.old.id or '(hand-written)'}: {c.old.text}"))
     print(printable(f"settle one with: memtree conflicts resolve ID --keep new|old|both ({len(open_)} open)"))

@@ -19,6 +19,7 @@ Why one module over 300 lines: conflicts.json's format, creating (the one place 
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
@@ -129,6 +130,56 @@ def _append(root: Path, pairs: list[tuple[Side, Side, float]], now: datetime) ->
         ids.append(cid)
     save(root, open_)
     return ids
+
+
+CLASH_ID = re.compile(r"c-[0-9a-f]{12}")
+"""The id of a clash memtree's git merge left (memtree.write.merge); a conflict `add` records has a day in its id."""
+
+
+def cause(c: OpenConflict) -> str:
+    """What made a pair an open conflict, in one line: the words that differ and why, for one `add`
+    or `update` recorded (with their similarity); the field and both values, for a node field a merge
+    kept ours of; that a merge kept both versions, for an entry two clones changed.
+
+    Why not the similarity alone: a clash has none (0.0 said nothing), and a number says less than
+    the values it is about (`50 → 80`).
+    """
+    if _field(c):
+        name, _, theirs = c.new.text.partition("=")
+        ours = c.old.text.partition("=")[2]
+        return f"node {c.new.id}: {name} {ours} kept, {theirs} from the merge"
+    if not measured(c):
+        return "a git merge kept both versions of one entry"
+    from memtree.write.similarity import distinct_facts
+
+    why = distinct_facts(c.new.text, c.old.text) or "worded alike"
+    was, now = differing_words(c.old.text, c.new.text)
+    said = f": {was or '(nothing)'} → {now or '(nothing)'}" if was or now else ""
+    return f"{why}{said} (similarity {c.similarity:.2f})"
+
+
+def measured(c: OpenConflict) -> bool:
+    """Whether a conflict was recorded for its similarity (by `add`, `update` or `--scan`), not left by a git merge."""
+    return not _field(c) and not (c.similarity == 0.0 and CLASH_ID.fullmatch(c.id))
+
+
+def _field(c: OpenConflict) -> bool:
+    from memtree.notes.tree import TREE_FILE
+
+    return c.new.path == TREE_FILE and "=" in c.new.text  # as memtree.write.clashes.is_field
+
+
+def differing_words(old: str, new: str) -> tuple[str, str]:
+    """The stretch of words in which two texts differ, once their common first and last words are set aside."""
+    a = entries.normalize(old).rstrip(" .!?。").split()
+    b = entries.normalize(new).rstrip(" .!?。").split()
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return " ".join(a[head : len(a) - tail]), " ".join(b[head : len(b) - tail])
 
 
 KEEP = ("new", "old", "both")

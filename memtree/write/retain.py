@@ -32,7 +32,7 @@ from memtree.notes.tree import Node, Tree, check_path, validate
 from memtree.text import terms as text
 from memtree.write import conflicts as conflict_store
 from memtree.write.sanitize import Sanitizer
-from memtree.write.similarity import distinct_facts, frame, lost_words, similarity
+from memtree.write.similarity import distinct_facts, frame, lost_words, one_value, similarity
 
 MAX_TAGS = 10
 MANUAL_MAX_CHARS = 50_000
@@ -324,7 +324,8 @@ def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: floa
     """What `add` makes of a new text beside one existing entry, ``score`` their similarity; the conflict rule.
 
     "merge" (a restatement: ≥ merge_at); "replace" (the same sentence with another value — a number,
-    date, name, state, unit or a negation, in the same frame: the newer supersedes the older);
+    date, name, state, unit or a negation, in the same frame, and one value of one statement
+    (memtree.write.similarity.one_value): the newer supersedes the older);
     "conflict" (a negation worded otherwise: a person decides); "distinct" (anything else: another
     fact on the topic, or the same fact in other words, kept beside it — no one's time is asked).
     Measured by bench/conflicts.py on labelled pairs (tuned on one half, reported on the other).
@@ -336,7 +337,7 @@ def verdict(new: str, old: str, score: float, merge_at: float, conflict_at: floa
     reason = distinct_facts(new, old)
     if reason is None or reason in SIDE_BY_SIDE:
         return "distinct"
-    if frame(new, old) >= SAME_FRAME:
+    if frame(new, old) >= SAME_FRAME and one_value(new, old, reason):
         return "replace"
     return "conflict" if reason == "negation" else "distinct"
 

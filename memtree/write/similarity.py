@@ -202,6 +202,7 @@ _EN_DATES = {
     **{m: m[:3] for m in "january february march april june july august september october november december".split()},
     **{m: m for m in ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "oct", "nov", "dec")},
     **{d: d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()},
+    **{d + "s": d[:3] for d in "monday tuesday wednesday thursday friday saturday sunday".split()},  # on Mondays
     **{d: d for d in ("mon", "tue", "wed", "thu", "fri")},
     **{"sept": "sep", "tues": "tue", "thur": "thu", "thurs": "thu"},
     **{w: w for w in "today tomorrow yesterday tonight morning afternoon evening night noon midnight".split()},
@@ -279,8 +280,8 @@ Why: `Kim Minsu` / `Lee Jiwoo`, `React Native` / `Flutter` are names of up to th
 stretch is a rewording, which retain's labelled paraphrases (reordered, one word changed) showed."""
 
 
-def _slot(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
-    """What is left of each term list between the longest common head and tail (variants count as equal)."""
+def _ends(ta: list[str], tb: list[str]) -> tuple[int, int]:
+    """How many terms the two lists share at their head and at their tail (variants count as equal)."""
     n = min(len(ta), len(tb))
     head = 0
     while head < n and _variants(ta[head], tb[head]):
@@ -288,6 +289,12 @@ def _slot(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
     tail = 0
     while tail < n - head and _variants(ta[-1 - tail], tb[-1 - tail]):
         tail += 1
+    return head, tail
+
+
+def _slot(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
+    """What is left of each term list between the longest common head and tail (variants count as equal)."""
+    head, tail = _ends(ta, tb)
     return ta[head : len(ta) - tail], tb[head : len(tb) - tail]
 
 
@@ -314,6 +321,87 @@ def frame(a: str, b: str) -> float:
         return 1.0
     xa, _ = _slot(ta, tb)
     return (len(ta) - len(xa)) / longest
+
+
+def one_value(a: str, b: str, reason: str) -> bool:
+    """Whether ``a`` and ``b``, which :func:`distinct_facts` finds to differ for ``reason``, differ in
+    one value of one statement — what a replacement changes — rather than being the same fact in other
+    words or another fact on the topic.
+
+    A number or a date changes into another: both entries state one (`deploys are on Thursdays` /
+    `deploy approval comes from the team lead` states no other day, it states another fact). A
+    "name" stretch is no value when:
+
+    - the two stretches share a word: the words moved (`logs are retained for 30 days` / `we keep
+      logs for 30 days`), a sentence said in another order;
+    - it holds two or more words on both sides: more than one thing changed, a verb and its object
+      (`is written in Go` / `runs on Kubernetes`) — another statement;
+    - it is a Korean sentence's closing verb and nothing else (`진행한다` / `한다`, `쓴다` / `사용한다`):
+      every value agrees, only the verb is said otherwise;
+    - it opens both sentences within what they are about — an English subject with a determiner (`the
+      batch server runs on t3.medium` / `the staging server …`), a Korean topic marked 은/는 (`배치
+      서버는` / `스테이징 서버는`): another thing, another fact. A bare name (`Alice is on call`, `김민수가
+      맡는다`) may be the value.
+
+    Why: bench/conflicts.py's tune half; a restatement agrees on every value, an update differs in
+    one, a different fact differs in its subject or its relation.
+    """
+    if reason in ("number", "date"):
+        return all(_states(t, reason) for t in (a, b))
+    if reason != "name":
+        return True
+    ta, tb = terms(_content(a)), terms(_content(b))
+    head, tail = _ends(ta, tb)
+    xa, xb = ta[head : len(ta) - tail], tb[head : len(tb) - tail]
+    if any(_variants(t, u) for t in xa for u in xb):
+        return False
+    if len(xa) > 1 and len(xb) > 1:
+        return False
+    if tail == 0 and _closing_verb(a) and _closing_verb(b):
+        return False
+    return not (head == 0 and _described_subject(a) and _described_subject(b))
+
+
+def _states(text: str, reason: str) -> bool:
+    """Whether an entry states a number (a term that starts with a digit) or a date (:func:`_facts`)."""
+    if reason == "number":
+        return any(t < ":" for t in terms(_content(text)))
+    return bool(_facts(normalize(_content(text)))[1])
+
+
+_HANGUL_BASE = 0xAC00
+_VERB_FINALS = frozenset({4, 18, 20})
+"""Final consonants (jongseong index) of the syllable before a closing 다 that make it a verb form:
+ㄴ (한다, 쓴다, 돈다: the present), ㅄ (없다), ㅆ (있다, 했다: the past); none, or another, is a noun
+with the copula (김민수다, 30일이다) or an adjective."""
+_DETERMINERS = frozenset("the a an our my your their its his her this that these those each every".split())
+"""English words that open a described noun phrase (`the staging server`), never a bare name (`Alice`)."""
+_TOPIC = re.compile(r"[\uac00-\ud7a3](?:은|는)$")
+
+
+def _closing_verb(text: str) -> bool:
+    """Whether a Korean sentence closes with a verb form (`…한다`, `…있다`, `…합니다`), not a copula."""
+    words = normalize(_content(text)).rstrip(" .!?。").split()
+    if not words:
+        return False
+    last = words[-1]
+    if last.endswith("니다"):
+        return not last.endswith("입니다") and len(last) > 2
+    if len(last) < 2 or last[-1] != "다" or not _HANGUL.match(last[-2]):
+        return False
+    return (ord(last[-2]) - _HANGUL_BASE) % 28 in _VERB_FINALS
+
+
+def _described_subject(text: str) -> bool:
+    """Whether a sentence opens with what it is about: a Korean topic (the first word with a particle
+    takes 은/는), an English noun phrase opened by a determiner."""
+    words = normalize(_content(text)).split()
+    if not words:
+        return False
+    if _HANGUL.search(text):
+        marked = next((w for w in words if _HANGUL.match(w[-1]) and _strip_particle(w) != w), None)
+        return marked is not None and bool(_TOPIC.search(marked))
+    return words[0] in _DETERMINERS
 
 
 def distinct_facts(a: str, b: str) -> str | None:
