@@ -200,6 +200,15 @@ def test_resolve_keep_old_never_removes_text(root: Path) -> None:
     assert "superseded=" in line
 
 
+def test_resolve_keep_both_marks_neither(root: Path) -> None:
+    """time.md:42-43 — `--keep both` marks none; the conflict is settled."""
+    added = make_conflict(root)
+    mtj(root, "conflicts", "resolve", added["conflict_id"], "--keep", "both")
+    text = note(root, "bank/ops/deploy.md")
+    assert "superseded=" not in text and PARAGRAPH.split("\n\n")[1] in text
+    assert mtj(root, "conflicts")["conflicts"] == []
+
+
 def test_a_conflict_closes_itself_when_its_entry_is_forgotten(root: Path) -> None:
     """time.md:45-46 — a conflict whose entry was forgotten closes itself; resolving it says so."""
     added = make_conflict(root)
