@@ -249,9 +249,13 @@ def _current(root: Path, side: Side) -> bool:
     except (MemtreeError, OSError, UnicodeDecodeError):
         return False
     entry = entries.find(note, side.id, side.text)
-    if entry is not None:
-        return not entries.is_retired(entry.meta)
     want = entries.sentences(side.text)
+    if entry is not None:
+        if entries.is_retired(entry.meta):
+            return False
+        # changed (`update`, an edit by hand): the words the conflict is about are no longer what it says
+        have = entries.sentences(entry.content)
+        return entries.normalize(entry.content) == entries.normalize(side.text) or all(w in have for w in want)
     return any(not e.meta.id and _holds(e, want) for e in entries.parse_entries(note))
 
 
