@@ -257,6 +257,7 @@ class ResultsRun:
         self.path = path
         self.script = script
         self.started = _utc_now()
+        self.commit = commit()  # at the start: the code that ran, whatever is edited meanwhile
         self.load_before = load_now()
 
     def write(self, figures: Any) -> None:
@@ -268,7 +269,7 @@ class ResultsRun:
             "command": shlex.join(["python", f"bench/{self.script}", *sys.argv[1:]]),
             "started": self.started,
             "finished": _utc_now(),
-            "commit": commit(),
+            "commit": self.commit,
             "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system()},
             "load": {"before": self.load_before, "after": load_now()},
             "figures": rounded(figures),
