@@ -218,7 +218,7 @@ def draw_scale(data: dict[str, dict]) -> Any:
     panels = [
         ("build", "Index build from scratch (s)"),
         ("warm", "Warm search, mean ms per query"),
-        ("memtree", "memtree: a whole CLI search, a changed note (ms)"),
+        ("memtree", "memtree: a CLI search, a changed note (ms)"),
     ]
     styles = {
         "memtree": (MEMTREE, "-", "o"),
@@ -239,6 +239,7 @@ def draw_scale(data: dict[str, dict]) -> Any:
         ax.set_xticks(sizes)
         ax.xaxis.set_major_formatter(chunks_label)
         ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
         ax.set_xlabel("chunks in memory")
         ax.set_title(title, loc="left")
         ax.grid(True, which="major", color="#e5e7eb", linewidth=0.6)
