@@ -218,12 +218,13 @@ def load_now() -> list[float]:
         return []
 
 
-def commit() -> str | None:
-    """The repository's HEAD commit (short), with ``+dirty`` when files differ from it; None outside git."""
+def commit(script: str) -> str | None:
+    """HEAD (short), with ``+dirty`` when memtree/, benchlib.py or the script differ from it; None outside git."""
+    code = ["memtree", "bench/benchlib.py", f"bench/{script}"]  # what a run executes (not charts.py, the docs)
     try:
         head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
         dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--", "memtree", "bench"],
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--", *code],
             capture_output=True,
             text=True,
         )
@@ -257,7 +258,7 @@ class ResultsRun:
         self.path = path
         self.script = script
         self.started = _utc_now()
-        self.commit = commit()  # at the start: the code that ran, whatever is edited meanwhile
+        self.commit = commit(script)  # at the start: the code that ran, whatever is edited meanwhile
         self.load_before = load_now()
 
     def write(self, figures: Any) -> None:
