@@ -211,7 +211,7 @@ def draw_scale(data: dict[str, dict]) -> Any:
     scale = data["scale.json"]
     series = scale_series(scale)
     sizes = sorted({s["chunks"] for s in scale["figures"]["sizes"]})
-    figure = Figure(figsize=(11, 4.2), layout="constrained")
+    figure = Figure(figsize=(11, 5), layout="constrained")
     figure.suptitle(
         "Time against memory size (synth.py trees, 20 one-line chunks a note, known-item queries)", fontsize=11
     )
@@ -243,7 +243,7 @@ def draw_scale(data: dict[str, dict]) -> Any:
         ax.set_xlabel("chunks in memory")
         ax.set_title(title, loc="left")
         ax.grid(True, which="major", color="#e5e7eb", linewidth=0.6)
-        ax.legend(fontsize=7, frameon=False)
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.16))  # under, off the lines
     footer(figure, scale)
     return figure
 
