@@ -61,7 +61,12 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:
         print(f"error: bench/charts.py draws with matplotlib, which is not installed: {INSTALL}", file=sys.stderr)
         sys.exit(2)
-    for line in draw_all(args.results, args.out):
+    try:
+        said = draw_all(args.results, args.out)
+    except (ValueError, KeyError, TypeError) as exc:  # a results file that is not JSON, or not a script's shape
+        print(f"error: cannot draw from {args.results}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(2)
+    for line in said:
         print(line)
 
 
@@ -87,7 +92,7 @@ def draw_all(results: Path, out: Path) -> list[str]:
                 format="svg",
                 metadata={"Date": None, "Creator": "bench/charts.py (matplotlib)", "Description": description},
             )
-        said.append(f"{chart.file}: drawn from {', '.join(chart.inputs)}")
+        said.append(f"{chart.file}: drawn from {sources}")
     return said
 
 
@@ -117,19 +122,19 @@ def footer(figure: Any, run: dict, extra: str = "") -> None:
 def quality_bars(quality: dict, peers: dict) -> list[tuple[str, list[tuple[str, float, str]]]]:
     """The panels of the quality chart: (title, [(label, value, kind)]), best first; kind colours the bar."""
     ours = {d["dataset"]: d for d in quality["figures"]["datasets"] if not d.get("semantic")}
-    panels = [
-        ("KorQuAD: hit@5, chunk level", "korquad", "hit@5", "hit@5"),
-        ("LoCoMo: hit@5, chunk level (a turn)", "locomo", "hit@5", "hit@5"),
-        ("LoCoMo: hit@5, session level", "locomo", "file_hit@5", "file_hit@5"),
-        ("KorQuAD: unanswerable left empty", "korquad", "unanswerable_empty", "unanswerable_empty"),
+    panels = [  # the keys are quality.py's (benchlib's results file) and peers.json's alike
+        ("KorQuAD: hit@5, chunk level", "korquad", "hit@5"),
+        ("LoCoMo: hit@5, chunk level (a turn)", "locomo", "hit@5"),
+        ("LoCoMo: hit@5, session level", "locomo", "file_hit@5"),
+        ("KorQuAD: unanswerable left empty", "korquad", "unanswerable_empty"),
     ]
     out = []
-    for title, dataset, our_key, their_key in panels:
+    for title, dataset, key in panels:
         bars = []
-        if dataset in ours and ours[dataset].get(our_key) is not None:
-            bars.append(("memtree", float(ours[dataset][our_key]), "memtree"))
+        if dataset in ours and ours[dataset].get(key) is not None:
+            bars.append(("memtree", float(ours[dataset][key]), "memtree"))
         for peer in peers["engines"]:
-            value = peer.get(dataset, {}).get(their_key)
+            value = peer.get(dataset, {}).get(key)
             if value is not None:
                 bars.append((peer["label"], float(value), peer["kind"]))
         out.append((title, sorted(bars, key=lambda b: -b[1])))
@@ -262,7 +267,7 @@ CLI_ROWS = (
 def tree_title(name: str) -> str:
     """serve.py's tree folder as a title: serve-korquad → KorQuAD dev tree."""
     if name == "serve-korquad":
-        return "KorQuAD dev tree (60 notes)"
+        return "KorQuAD dev tree"
     if name.startswith("serve-synth-"):
         n = int(name.removeprefix("serve-synth-"))
         return f"synthetic tree, {n:,} chunks ({n // 20:,} notes)"

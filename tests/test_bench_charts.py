@@ -160,3 +160,17 @@ def test_scale_py_writes_a_results_file_the_scale_chart_reads(tmp_path: Path) ->
     assert [n for n, _ in series["build"]["memtree (in-process)"]] == [200]
     assert set(series["warm"]) == {"memtree", "SQLite FTS5 unicode61"}
     assert [n for n, _ in series["memtree"]["cold CLI search (a process)"]] == [200]
+
+
+def test_a_results_file_that_is_not_json_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib", reason="drawing needs the bench extra (matplotlib)")
+    results = tmp_path / "results"
+    _fixture(results)
+    (results / "quality.json").write_text('{"figures": ', encoding="utf-8")  # cut short
+    with pytest.raises(SystemExit) as exit_:
+        charts.main(["--results", str(results), "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: cannot draw from {results}: JSONDecodeError")
