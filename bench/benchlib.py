@@ -1,8 +1,9 @@
-"""Helpers shared by the memtree benchmark scripts (quality.py, scale.py).
+"""Helpers shared by the memtree benchmark scripts (quality.py, scale.py, serve.py, ...).
 
 Nothing here is a benchmark by itself: locating the shared benchmark data and the memtree
 executable, running and timing subprocesses, summarising timings, turning memtree hits into
-the score.py protocol and printing Markdown tables.
+the score.py protocol, printing Markdown tables, and writing a run's results file (the JSON that
+bench/charts.py draws from).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import argparse
 import contextlib
 import inspect
 import json
+import os
+import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -18,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +192,93 @@ def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 def progress(message: str) -> None:
     print(f"[bench] {message}", flush=True)
+
+
+# ---------------------------------------------------------------- results files
+
+RESULTS_DIGITS = 4  # figures are rounded to this many decimals: enough for hit@5 and ms, small diffs
+
+
+def add_results_arg(ap: argparse.ArgumentParser) -> None:
+    """--results FILE.json, as every script that charts.py draws from takes it."""
+    ap.add_argument(
+        "--results",
+        type=Path,
+        metavar="FILE.json",
+        help="write what was measured, with the command line, date, commit and machine load, to FILE.json "
+        "(bench/results/*.json are the files bench/charts.py draws from)",
+    )
+
+
+def load_now() -> list[float]:
+    """The 1-, 5- and 15-minute load averages, rounded (empty where the system does not say)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def commit(script: str) -> str | None:
+    """HEAD (short), with ``+dirty`` when memtree/, benchlib.py or the script differ from it; None outside git."""
+    code = ["memtree", "bench/benchlib.py", f"bench/{script}"]  # what a run executes (not charts.py, the docs)
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no", "--", *code],
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def rounded(value: Any, digits: int = RESULTS_DIGITS) -> Any:
+    """value with every float rounded (NaN as None, which JSON can hold), recursively."""
+    if isinstance(value, float):
+        return None if value != value else round(value, digits)
+    if isinstance(value, dict):
+        return {str(k): rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(v, digits) for v in value]
+    return value
+
+
+class ResultsRun:
+    """One benchmark run's results file: the run's context taken at the start, the figures at the end.
+
+    The file holds ``script``, ``command`` (as typed, from the repository root), ``started`` and
+    ``finished`` (UTC), ``commit``, ``machine`` (cores, Python, system), ``load`` (the load averages
+    before and after) and ``figures`` (the script's own shape; floats rounded to RESULTS_DIGITS).
+    """
+
+    def __init__(self, path: Path | None, script: str) -> None:
+        self.path = path
+        self.script = script
+        self.started = _utc_now()
+        self.commit = commit(script)  # at the start: the code that ran, whatever is edited meanwhile
+        self.load_before = load_now()
+
+    def write(self, figures: Any) -> None:
+        """Write the file (nothing when no --results was given)."""
+        if self.path is None:
+            return
+        data = {
+            "script": f"bench/{self.script}",
+            "command": shlex.join(["python", f"bench/{self.script}", *sys.argv[1:]]),
+            "started": self.started,
+            "finished": _utc_now(),
+            "commit": self.commit,
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.system()},
+            "load": {"before": self.load_before, "after": load_now()},
+            "figures": rounded(figures),
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        progress(f"wrote {self.path}")
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

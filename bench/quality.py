@@ -10,6 +10,7 @@ Markdown tables.
     python bench/quality.py ../shared/bench --work /tmp/memtree-bench --datasets korquad,locomo
     python bench/quality.py ../shared/bench --verbose      # and each set's chat-message form (verbose.py)
     python bench/quality.py ../shared/bench --blind        # and each set's blind-framed form (blind.py)
+    python bench/quality.py ../shared/bench --results bench/results/quality.json   # the file charts.py draws from
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from typing import Any
 
 from benchlib import (
     SEARCH_OK,
+    ResultsRun,
     add_common_args,
+    add_results_arg,
     check_shared,
     fail,
     fmt,
@@ -58,6 +61,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add_common_args(ap)
     ap.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated (default: %(default)s)")
     ap.add_argument("--json-out", type=Path, help="write all figures to this JSON file")
+    add_results_arg(ap)
     ap.add_argument("--cold-runs", type=int, default=5, help="cold CLI searches (default: %(default)s)")
     ap.add_argument(
         "--embed",
@@ -422,8 +426,30 @@ def print_verbose_table(results: list[dict]) -> None:
     print(flush=True)
 
 
+def summary(r: dict) -> dict[str, Any]:
+    """One dataset's figures for the results file: score.py's (the CLI's), latency, and eval's categories."""
+    a, u, w, c = r["score"].get("all", {}), r["score"].get("unanswerable", {}), r["warm"], r["cold"]
+    return {
+        "dataset": r["dataset"],
+        "semantic": bool(r.get("embedded")),
+        "answerable": a.get("n", 0),
+        "unanswerable": u.get("n", 0),
+        **{k: a.get(k) for k in SCORE_KEYS},
+        "answerable_empty": a.get("empty"),
+        "unanswerable_empty": u.get("empty"),
+        "index_s": r["index_s"],
+        "warm_ms": {k: w[k] for k in ("mean", "p50", "p95")},
+        "cold_cli_ms": {"best_of_3": c["best_of_3_ms"], "median": c["median_ms"]},
+        "categories": {
+            name: {k: m[k] for k in ("n", "hit@5", "empty") if k in m}
+            for name, m in categories(r["in_process"]).items()
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    results_run = ResultsRun(args.results, "quality.py")
     bases = dict.fromkeys(base_of(d) for d in args.datasets)
     data_files = [f"{d}/{f}" for d in bases for f in ("docs.jsonl", "queries.jsonl")]
     needed = ["materialize.py", "score.py", *data_files]
@@ -439,6 +465,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.json_out:
         args.json_out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         progress(f"wrote {args.json_out}")
+    results_run.write({"datasets": [summary(r) for r in results]})
 
 
 if __name__ == "__main__":

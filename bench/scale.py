@@ -12,6 +12,7 @@ rank-bm25 BM25Okapi; a baseline whose package is missing is skipped with a note.
 by lower-cased words (``\\w+``), the same for chunks and queries.
 
     python bench/scale.py ../shared/bench --chunks 10000,100000 --queries 500
+    python bench/scale.py ../shared/bench --results bench/results/scale.json   # the file charts.py draws from
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from typing import Any
 
 from benchlib import (
     SEARCH_OK,
+    ResultsRun,
     add_common_args,
+    add_results_arg,
     check_shared,
     first_rank,
     fmt,
@@ -94,6 +97,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--cold-runs", type=int, default=5, help="cold CLI searches (default: %(default)s)")
     ap.add_argument("--json-out", type=Path, help="write all figures to this JSON file")
+    add_results_arg(ap)
     args = ap.parse_args(argv)
     try:
         args.chunks = [int(c.replace("_", "")) for c in args.chunks.split(",") if c.strip()]
@@ -455,6 +459,7 @@ def print_table(chunks: int, n_files: int, results: list[EngineResult]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    results_run = ResultsRun(args.results, "scale.py")
     shared = check_shared(args.shared, ["synth.py", "korquad/docs.jsonl", "locomo/docs.jsonl"])
     if "memtree" in args.engines:
         memtree_exe()
@@ -472,6 +477,11 @@ def main(argv: list[str] | None = None) -> None:
         data = {str(c): [asdict(r) for r in rs] for c, rs in all_results.items()}
         args.json_out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         progress(f"wrote {args.json_out}")
+    sizes = [
+        {"chunks": c, "files": n_files[c], "queries": args.queries, "engines": [asdict(r) for r in rs]}
+        for c, rs in all_results.items()
+    ]
+    results_run.write({"sizes": sizes})
 
 
 if __name__ == "__main__":

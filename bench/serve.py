@@ -20,7 +20,7 @@ microseconds). Targets (issue 13): a CLI search through the daemon ≤ 2× the b
 semantic search through it ≤ 25 ms warm. The machine's load average is printed beside each tree's
 paired series: the ratio of two medians means little on a machine busy with other work.
 
-    python bench/serve.py ../shared/bench [--runs 20] [--seconds 3]
+    python bench/serve.py ../shared/bench [--runs 20] [--seconds 3] [--results bench/results/serve.json]
 """
 
 from __future__ import annotations
@@ -39,7 +39,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchlib import SEARCH_OK, add_common_args, check_shared, load_jsonl, md_table, memtree_exe, progress, run
+from benchlib import (
+    SEARCH_OK,
+    ResultsRun,
+    add_common_args,
+    add_results_arg,
+    check_shared,
+    load_jsonl,
+    md_table,
+    memtree_exe,
+    progress,
+    run,
+)
 
 CLIENTS = (1, 4, 8)
 START_S = 600.0  # a daemon warms up before it listens: loading a 100k-chunk index (or the model) takes a while
@@ -82,6 +93,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seconds", type=float, default=3.0, help="length of each throughput run (default: %(default)s)")
     ap.add_argument("--chunks", type=int, default=100_000, help="synthetic tree size (default: %(default)s)")
     ap.add_argument("--no-embed", action="store_true", help="skip the semantic search on LoCoMo")
+    add_results_arg(ap)
     return ap.parse_args(argv)
 
 
@@ -252,6 +264,7 @@ def semantic(exe: str, shared: Path, work: Path, runs: int) -> dict[str, Any] | 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    results_run = ResultsRun(args.results, "serve.py")
     shared = check_shared(args.shared, ["materialize.py", "synth.py", "korquad/docs.jsonl", "locomo/docs.jsonl"])
     work = args.work.expanduser().resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -270,6 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         results.append(measure_tree(exe, pip, tree, args))
     sem = None if args.no_embed else semantic(exe, shared, work, args.runs)
     report(results, sem, args)
+    results_run.write({"trees": results, "semantic": sem})
 
 
 def report(results: list[dict[str, Any]], sem: dict[str, Any] | None, args: argparse.Namespace) -> None:
