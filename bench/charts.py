@@ -260,7 +260,7 @@ CLI_ROWS = (
     ("bare", "python -c pass (the interpreter's own start)", BASELINE),
     ("in_process", "memtree --no-daemon search (a cold process)", "#93c5fd"),
     ("daemon", "memtree search through the daemon", MEMTREE),
-    ("plain", "… through a launcher without import re", "#1e3a8a"),
+    ("pip", "… through pip's console-script wrapper (reference)", "#1e3a8a"),
 )
 
 
