@@ -107,7 +107,7 @@ class MemTree:
                 self._user = MemTree(found, refresh_interval=interval, actor=self.state.actor, home=False)
             return self._user
 
-    def _beside(self) -> tuple[MemTree | None, str]:
+    def beside(self) -> tuple[MemTree | None, str]:
         """The user root to search beside this one, and why none when it cannot be opened (said as a warning:
         a broken user root never stops the project's search)."""
         from memtree.errors import MemtreeError
@@ -161,7 +161,7 @@ class MemTree:
         ``as_of``: the facts that held on that day.
         """
         with self.state.lock:
-            user, broken = self._beside()
+            user, broken = self.beside()
             found = query.search(
                 self.state,
                 query_,
@@ -190,7 +190,7 @@ class MemTree:
     ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query_`` within ``budget`` tokens."""
         with self.state.lock:
-            user, _ = self._beside()
+            user, _ = self.beside()
             return query.context(
                 self.state,
                 query_,

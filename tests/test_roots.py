@@ -225,3 +225,69 @@ def test_init_user_and_add_user(
     monkeypatch.setenv("MEMTREE_HOME", "")
     off = _cli("init", "--user")
     assert off.exit_code == 2 and "turns the user root off" in off.stderr
+
+
+# --- the daemon, the hooks, MCP ---------------------------------------------------------------------
+
+
+def test_the_daemon_runs_a_command_only_for_a_caller_whose_user_root_is_its_own(roots: tuple[Path, Path]) -> None:
+    from memtree.serve import client
+    from memtree.serve.dispatch import Dispatcher, EditWatcher
+    from memtree.serve.maintenance import Maintenance
+
+    project, _ = roots
+    mt, ran = MemTree(project), []
+    ticks = Maintenance(mt, print, every_h=0)
+    requests = Dispatcher(mt, print, EditWatcher(mt, print), ticks, lambda m, r: ran.append(r) or {"code": 0}, float)
+    here = {"argv": ["search", "dark theme"], "tz": os.environ.get("TZ"), "home": client.home_env()}
+    assert requests.command(here) == {"code": 0}
+    assert requests.command(here | {"home": client.home_env() | {"MEMTREE_HOME": ""}}) == {"fallback": True}
+    assert requests.command({k: v for k, v in here.items() if k != "home"}) == {"fallback": True}  # an older client
+    assert len(ran) == 1
+
+
+def test_a_forwarded_search_and_a_hook_through_the_daemon_read_the_user_root(roots: tuple[Path, Path]) -> None:
+    from test_serve import cli, serving
+
+    project, _ = roots
+    (project / "memtree.yaml").write_text("search:\n  reinforce: false\n", encoding="utf-8")
+    with serving(project) as served:
+        before = served.requests()
+        run = cli(project, "search", "tabs spaces editor", "--json")
+        assert served.requests() - before == 1, run.stderr  # answered by the daemon
+        assert run.returncode == 0 and [h["root"] for h in json.loads(run.stdout)["hits"]] == ["user"]
+        prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(project)}
+        prompt["prompt"] = "Do I prefer tabs or spaces in my editor?"
+        hooked = cli(project, "hook", "UserPromptSubmit", stdin=json.dumps(prompt).encode())
+        assert served.requests() - before == 2, hooked.stderr
+    said = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "tabs over spaces" in said and "user:bank/preferences.md" in said
+
+
+def test_the_hooks_recall_and_briefing_see_the_user_root(roots: tuple[Path, Path]) -> None:
+    from memtree.hooks.protocol import parse
+    from memtree.hooks.respond import respond
+
+    project, user = roots
+    (user / "bank/preferences.md").write_text(
+        USER["bank/preferences.md"]
+        + "- Answer me in Korean. <!-- memtree: id=e-20260501-00000000000000aa; created=2026-05-01T09:00:00+00:00; "
+        "kind=preference -->\n",
+        encoding="utf-8",
+    )
+    mt = MemTree(project)
+    ask = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": str(project)}
+    out = respond(mt, parse("UserPromptSubmit", json.dumps(ask | {"prompt": "tabs or spaces?"}).encode()), NOW)
+    assert "tabs over spaces" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    start = {"hook_event_name": "SessionStart", "session_id": "s", "cwd": str(project), "source": "startup"}
+    brief = respond(mt, parse("SessionStart", json.dumps(start).encode()), NOW)
+    assert "Answer me in Korean" in json.loads(brief)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_mcp_search_hits_carry_their_root(roots: tuple[Path, Path]) -> None:
+    from memtree.serve.mcp_tools import tools
+
+    project, _ = roots
+    search = next(t for t in tools(MemTree(project)) if t.name == "search")
+    found = search.fn(query="tabs spaces editor")
+    assert [h["root"] for h in found["hits"]] == ["user"]
