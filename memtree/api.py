@@ -58,6 +58,10 @@ if TYPE_CHECKING:
 __all__ = ["TIER_CHOICES", "IndexResult", "MemTree", "Note", "clock"]
 
 
+USER_PREFIX = "user:"
+"""How a path of the user's own root is named beside the project's (a context block's sources, `get user:PATH`)."""
+
+
 def clock() -> datetime:
     """The current moment, with the local offset: the one place memtree's library reads the time."""
     return datetime.now().astimezone()
@@ -205,7 +209,9 @@ class MemTree:
             )
 
     def get(self, ref: str, now: datetime | None = None) -> Note:
-        """A note by node id or root-relative path."""
+        """A note by node id or root-relative path; ``user:REF`` names one of the user root's (as its hits do)."""
+        if ref.startswith(USER_PREFIX):
+            return self.user_or_fail().get(ref[len(USER_PREFIX) :], now)
         with self.state.lock:
             return query.get(self.state, ref, now or clock())
 

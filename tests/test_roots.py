@@ -64,6 +64,8 @@ def test_search_reads_both_roots_and_tags_each_hit(roots: tuple[Path, Path]) -> 
     assert "[user root]" in shown.stdout
     ctx = mt.context("tabs spaces editor", now=NOW)
     assert ctx.sources == ("user:bank/preferences.md:1-3",) and "### user:bank/preferences.md" in ctx.markdown
+    assert "tabs over spaces" in mt.get("user:bank/preferences.md").text  # a source as the block names it
+    assert _cli("get", "bank/preferences.md", "--root", str(project)).exit_code == 2  # not the project's
 
 
 def test_a_root_that_rejects_adds_nothing_and_both_must_refuse(roots: tuple[Path, Path]) -> None:

@@ -302,7 +302,10 @@ def context(
 @app.command()
 @_errors
 def get(
-    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md).")],
+    ref: Annotated[
+        str,
+        typer.Argument(help="A node id (identity/values) or a path (bank/x.md); user:REF: one of your own root's."),
+    ],
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:

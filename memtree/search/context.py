@@ -128,7 +128,7 @@ def _body(hit: Hit) -> str:
 
 def _where(hit: Hit, lines: tuple[int, int]) -> str:
     # a user-root chunk is named as such: its path is of the user's root, not the project's
-    mark = f"{hit.root}:" if hit.root != "project" else ""
+    mark = f"{hit.root}:" if hit.root != "project" else ""  # `memtree get user:PATH` reads it
     return f"{mark}{hit.path}:{lines[0]}-{lines[1]}"
 
 
