@@ -223,9 +223,16 @@ class MemTree:
             return note_links(self.state, ref)
 
     def status(self, now: datetime | None = None) -> Status:
-        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; watcher; lifecycle."""
+        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; watcher; lifecycle; the user root
+        searched beside this one (a broken one is a warning)."""
         with self.state.lock:
-            return lifecycle.status(self.state, now or clock())
+            found = lifecycle.status(self.state, now or clock())
+            user, broken = self.beside()
+            return replace(
+                found,
+                user_root=str(user.root) if user is not None else None,
+                warnings=(*found.warnings, broken) if broken else found.warnings,
+            )
 
     def usage(self) -> dict[str, list[float]]:
         """Recall counts: entry key → [retrievals, last retrieved, accesses, last accessed] (epoch s)."""

@@ -74,7 +74,7 @@ KEYS: dict[str, frozenset[str]] = {
         "claude": "user project",
         "claude install": "scope path written files",
         "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count clash_count "
-        "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic warnings",
+        "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic user_root warnings",
         "add": "decision node path similarity how redacted dry_run new_nodes entry_id merged_id strategy existing "
         "conflict_id other supersedes",
         "log": "path line text redacted",
@@ -199,6 +199,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "moved": _A,
     "already": _B,
     "user": (_S, "null"),
+    "user_root": (_S, "null"),
     "watcher": (_O, "null"),
     "why": _S,
     "written": _B,
@@ -730,6 +731,7 @@ def status(st: Status, max_bytes: int) -> Json:
         "consolidation": consolidation,
         "recall": {"excerpt_count": recall_.get("excerpts", 0), **_recall_state(recall_)},
         "semantic": semantic,
+        "user_root": st.user_root,
         "warnings": [*st.warnings, *([sem["notice"]] if sem.get("notice") else [])],
     }
 

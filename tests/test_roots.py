@@ -76,6 +76,14 @@ def test_a_root_that_rejects_adds_nothing_and_both_must_refuse(roots: tuple[Path
     assert not found.rejected and [h.root for h in found.hits] == ["user"]
 
 
+def test_status_names_the_user_root(roots: tuple[Path, Path]) -> None:
+    project, user = roots
+    assert MemTree(project).status(now=NOW).user_root == str(user)
+    shown = CliRunner().invoke(app, ["status", "--root", str(project)], env={"COLUMNS": "300"})
+    assert f"user root: {user}" in shown.stdout
+    assert MemTree(user).status(now=NOW).user_root is None
+
+
 def test_the_user_root_is_searched_once_when_it_is_the_project(roots: tuple[Path, Path]) -> None:
     _, user = roots
     mt = MemTree(user)

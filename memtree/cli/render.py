@@ -203,6 +203,8 @@ def print_status(st: Status, max_bytes: int) -> None:
     for tier, s in st.tiers.items():
         table.add_row(f"{tier}/", str(s.files), f"{s.bytes:,}", str(s.nodes), str(s.chunks))
     out.print(table)
+    if st.user_root:
+        out.print(printable(f"user root: {st.user_root} (searched beside this one)"))
     if st.banks:
         out.print(
             printable(
