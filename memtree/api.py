@@ -107,8 +107,9 @@ class MemTree:
             if found is None:
                 self._user = None
             elif self._user is None or self._user.root != found:
-                interval = self.state.refresh_interval
-                self._user = MemTree(found, refresh_interval=interval, actor=self.state.actor, home=False)
+                # Why its own refresh interval, not this one's: a daemon checks its root rarely, its watcher
+                # telling it of edits, but no watcher watches the user root, which other projects write to
+                self._user = MemTree(found, actor=self.state.actor, home=False)
             return self._user
 
     def beside(self) -> tuple[MemTree | None, str]:

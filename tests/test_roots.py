@@ -76,6 +76,16 @@ def test_a_root_that_rejects_adds_nothing_and_both_must_refuse(roots: tuple[Path
     assert not found.rejected and [h.root for h in found.hits] == ["user"]
 
 
+def test_a_write_to_the_user_root_elsewhere_is_seen_by_a_long_lived_memtree(roots: tuple[Path, Path]) -> None:
+    project, user = roots
+    (user / "memtree.yaml").write_text("search:\n  refresh_interval_s: 0\n", encoding="utf-8")
+    daemon_like = MemTree(project, refresh_interval=3600)  # as `memtree serve` opens its root: a watcher tells it
+    assert daemon_like.search("dark theme", now=NOW).hits
+    MemTree(user).add("I drink oolong tea every morning.", to="bank/preferences.md", now=NOW)  # another project
+    found = daemon_like.search("oolong tea morning", now=NOW)
+    assert found.hits and found.hits[0].root == "user"
+
+
 def test_status_names_the_user_root(roots: tuple[Path, Path]) -> None:
     project, user = roots
     assert MemTree(project).status(now=NOW).user_root == str(user)
