@@ -311,3 +311,12 @@ def test_mcp_search_hits_carry_their_root(roots: tuple[Path, Path]) -> None:
     search = next(t for t in tools(MemTree(project)) if t.name == "search")
     found = search.fn(query="tabs spaces editor")
     assert [h["root"] for h in found["hits"]] == ["user"]
+
+
+def test_promote_into_a_note_that_is_not_utf8_writes_nothing(roots: tuple[Path, Path]) -> None:
+    project, user = roots
+    entry = MemTree(project).add("Coffee after lunch only.", to="bank/habits.md", now=NOW).entry_id
+    (user / "bank/habits.md").write_bytes(b"# habits\n\n- \xff\xfe\n")
+    out = _cli("promote", entry, "--root", str(project))
+    assert out.exit_code == 2 and "not UTF-8" in out.stderr and out.stderr.count("\n") == 1
+    assert _ids(project, "bank/habits.md") == [entry]

@@ -117,7 +117,7 @@ def _write(
     with store.write_lock(target.root), recording(target, "promote", now, summary=_summary(last)) as rec:
         for _ in range(store.REWRITE_ATTEMPTS):
             snap = store.read(target.root, path)
-            note = snap.text
+            note = _text(snap, target)
             held = set(entries.iter_ids(note))
             have = {e.content for e in entries.parse_entries(note)}
             todo = [b for b in blocks if not _present(b.entry, held, have)]
@@ -157,6 +157,14 @@ def _add_node(target: RootState, path: str, node: Node | None) -> None:
     new = _new_note_nodes(tree, node_id, path, node.keywords if node else ())
     treemod.update(target.root, lambda current: with_nodes(current, new))
     target.forget_tree()
+
+
+def _text(snap: store.Snapshot, state: RootState) -> str:
+    try:
+        return snap.text
+    except UnicodeDecodeError:
+        where = state.root / snap.rel
+        raise QueryError(f"{where} is not UTF-8 text; memtree will not rewrite it; nothing moved") from None
 
 
 def _present(entry: entries.Entry, ids: set[str], contents: set[str]) -> bool:
