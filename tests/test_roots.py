@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,14 @@ def test_a_broken_user_root_is_a_warning(roots: tuple[Path, Path]) -> None:
 
 def _hit(score: float, path: str) -> Hit:
     return Hit(None, path, (1, 1), score, {}, "x " * 40, "bank")
+
+
+def test_the_past_of_one_root_is_not_served_beside_the_current_facts_of_the_other() -> None:
+    past = SearchResult("q", ("q",), (replace(_hit(0.9, "a.md"), status="superseded 2026-01-01 by e-x"),))
+    now = SearchResult("q", ("q",), (_hit(0.4, "u.md"),))
+    assert [h.path for h in merged(past, now, 3, None).hits] == ["u.md"]
+    assert [h.path for h in merged(now, past, 3, None).hits] == ["u.md"]  # the project's current facts
+    assert [h.root for h in merged(past, past, 3, None).hits] == ["project", "user"]  # only the past: both
 
 
 def test_merge_by_score_project_first_on_a_tie_and_one_budget() -> None:

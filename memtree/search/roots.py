@@ -5,6 +5,8 @@ are tagged with the root they came from (``Hit.root``: ``project`` or ``user``).
 
 - a root that rejects, or holds no note in the tiers searched, contributes nothing; the answer is
   refused only when both refuse (the project's reason is given);
+- a root that answers only with the past (superseded or expired facts, served when none of its current
+  ones answers) contributes nothing when the other answers with current facts;
 - the hits of the roots that answer are merged by score, the project's first on a tie, and the best
   ``k`` kept; a token ``budget`` is then spent again down the merged list.
 
@@ -44,6 +46,11 @@ def merged(project: SearchResult | None, user: SearchResult | None, k: int, budg
         return replace(project, warnings=warnings) if user.warnings else project
     if project.rejected or not project.hits:
         return replace(user, warnings=warnings)
+    # a root serves superseded or expired facts only when none of its current ones answers (memtree.search.query);
+    # across roots the same: the past of one is not served beside the other's current facts
+    current = {r is project: any(h.status == "current" for h in r.hits) for r in (project, user)}
+    if current[True] != current[False]:
+        return replace(project if current[True] else user, warnings=warnings)
     hits = sorted((*project.hits, *user.hits), key=lambda h: (-h.score, h.root != PROJECT))[:k]
     return _spent(replace(project, hits=tuple(hits), warnings=warnings), budget)
 
