@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -49,6 +51,9 @@ def test_the_default_home_is_the_platforms_data_folder() -> None:
 def test_tests_never_see_the_real_users_home() -> None:
     home = user_home()
     assert home is not None and not home.exists() and Path.home() not in home.parents
+    probe = "from memtree.notes.root import user_home; print(user_home())"
+    child = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert child.stdout.strip() == str(home)  # a hook's, a daemon's process: the same folder that does not exist
 
 
 def test_search_reads_both_roots_and_tags_each_hit(roots: tuple[Path, Path]) -> None:
