@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+# Why: a benchmark measures the tree it names; the runner's own user root ($MEMTREE_HOME, else
+# ~/.local/share/memtree) must not be searched beside it, here or in the processes it starts
+os.environ["MEMTREE_HOME"] = ""
 SEARCH_OK = (0, 1)  # `memtree search` exits 1 when nothing matches confidently
 DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 DEFAULT_WORK = Path(tempfile.gettempdir()) / "memtree-bench"

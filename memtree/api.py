@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from memtree.lifecycle.consolidate import Report as ConsolidateReport
     from memtree.lifecycle.edits import Forgotten, Updated
     from memtree.lifecycle.ingest import IngestReport
+    from memtree.lifecycle.promote import Promoted
     from memtree.lifecycle.recall import Excerpt, Sync
     from memtree.lifecycle.reflect import DistillReport
     from memtree.lifecycle.status import Status
@@ -56,6 +58,10 @@ if TYPE_CHECKING:
 __all__ = ["TIER_CHOICES", "IndexResult", "MemTree", "Note", "clock"]
 
 
+USER_PREFIX = "user:"
+"""How a path of the user's own root is named beside the project's (a context block's sources, `get user:PATH`)."""
+
+
 def clock() -> datetime:
     """The current moment, with the local offset: the one place memtree's library reads the time."""
     return datetime.now().astimezone()
@@ -71,9 +77,15 @@ class MemTree:
         settings: Settings | None = None,
         refresh_interval: float | None = None,
         actor: str | None = None,
+        home: Path | bool | None = True,
     ) -> None:
+        from memtree.notes.root import user_home
+
         self.state = RootState(root, settings=settings, refresh_interval=refresh_interval)
         self.state.actor = actor  # its changes are journaled as this actor's (None: $MEMTREE_ACTOR or user@host)
+        # where the user's own root would be: $MEMTREE_HOME or the platform's default (True), a folder, or none
+        self.home: Path | None = user_home() if home is True else home or None
+        self._user: MemTree | None = None
 
     @property
     def root(self) -> Path:
@@ -84,6 +96,46 @@ class MemTree:
     def settings(self) -> Settings:
         """The root's settings (memtree.yaml over the defaults of memtree.config)."""
         return self.state.settings
+
+    def user(self) -> MemTree | None:
+        """The user's own root, searched beside this one: ``home`` when it is a memory root other than this
+        one and ``search.user_root`` is on; None otherwise. Looked for at every call (one stat), never created."""
+        from memtree.notes.root import user_root
+
+        with self.state.lock:
+            found = user_root(self.home, self.root) if self.settings.search.user_root else None
+            if found is None:
+                self._user = None
+            elif self._user is None or self._user.root != found:
+                # Why its own refresh interval, not this one's: a daemon checks its root rarely, its watcher
+                # telling it of edits, but no watcher watches the user root, which other projects write to
+                self._user = MemTree(found, actor=self.state.actor, home=False)
+            return self._user
+
+    def beside(self) -> tuple[MemTree | None, str]:
+        """The user root to search beside this one, and why none when it cannot be opened (said as a warning:
+        a broken user root never stops the project's search)."""
+        from memtree.errors import MemtreeError
+
+        try:
+            return self.user(), ""
+        except MemtreeError as exc:
+            return None, f"user root {self.home} not searched: {exc}"
+
+    def user_or_fail(self) -> MemTree:
+        """The user root (see ``user``), or a MemtreeError saying how to make one."""
+        from memtree.errors import RootNotFound
+
+        found = self.user()
+        if found is not None:
+            return found
+        if self.home is None:
+            raise RootNotFound("no user root: MEMTREE_HOME is set empty, which turns it off")
+        if not self.settings.search.user_root:
+            raise RootNotFound(f"no user root: search.user_root is false in {self.root}/memtree.yaml")
+        if self.home.resolve() == self.root:
+            raise RootNotFound(f"{self.root} is the user root itself: there is no other to move to or from")
+        raise RootNotFound(f"no user root at {self.home} (create it with `memtree init --user`, or set MEMTREE_HOME)")
 
     @property
     def tree(self) -> treemod.Tree:
@@ -114,9 +166,22 @@ class MemTree:
         ``as_of``: the facts that held on that day.
         """
         with self.state.lock:
-            return query.search(
-                self.state, query_, now or clock(), k, tier, budget, cache, scope, semantic, now is not None, as_of
+            user, broken = self.beside()
+            found = query.search(
+                self.state,
+                query_,
+                now or clock(),
+                k,
+                tier,
+                budget,
+                cache,
+                scope,
+                semantic,
+                now is not None,
+                as_of,
+                user.state if user is not None else None,
             )
+            return replace(found, warnings=(*found.warnings, broken)) if broken else found
 
     def context(
         self,
@@ -130,10 +195,24 @@ class MemTree:
     ) -> Context:
         """A prompt-ready Markdown block of the best chunks for ``query_`` within ``budget`` tokens."""
         with self.state.lock:
-            return query.context(self.state, query_, now or clock(), budget, k, tier, scope, now is not None, as_of)
+            user, _ = self.beside()
+            return query.context(
+                self.state,
+                query_,
+                now or clock(),
+                budget,
+                k,
+                tier,
+                scope,
+                now is not None,
+                as_of,
+                user.state if user is not None else None,
+            )
 
     def get(self, ref: str, now: datetime | None = None) -> Note:
-        """A note by node id or root-relative path."""
+        """A note by node id or root-relative path; ``user:REF`` names one of the user root's (as its hits do)."""
+        if ref.startswith(USER_PREFIX):
+            return self.user_or_fail().get(ref[len(USER_PREFIX) :], now)
         with self.state.lock:
             return query.get(self.state, ref, now or clock())
 
@@ -145,9 +224,16 @@ class MemTree:
             return note_links(self.state, ref)
 
     def status(self, now: datetime | None = None) -> Status:
-        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; watcher; lifecycle."""
+        """Files, bytes, nodes and chunks per tier; oversized notes; stale index; watcher; lifecycle; the user root
+        searched beside this one (a broken one is a warning)."""
         with self.state.lock:
-            return lifecycle.status(self.state, now or clock())
+            found = lifecycle.status(self.state, now or clock())
+            user, broken = self.beside()
+            return replace(
+                found,
+                user_root=str(user.root) if user is not None else None,
+                warnings=(*found.warnings, broken) if broken else found.warnings,
+            )
 
     def usage(self) -> dict[str, list[float]]:
         """Recall counts: entry key → [retrievals, last retrieved, accesses, last accessed] (epoch s)."""
@@ -185,8 +271,6 @@ class MemTree:
         with self.state.lock:
             if not embed:
                 return write.index(self.state, force, progress, now or clock())
-            from dataclasses import replace
-
             # an engine that stores the vectors too (Milvus) syncs once they are all embedded
             hold = getattr(self.state.index, "hold", None)
             with hold(force) if hold is not None else contextlib.nullcontext():
@@ -332,6 +416,19 @@ class MemTree:
 
         with self.state.lock:
             return edits.forget(self.state, ref, reason, now or clock())
+
+    def promote(self, ref: str, to: str = "user", now: datetime | None = None) -> Promoted:
+        """Move the entry ``ref`` with its older versions up into the user root (``to="user"``) or down from it
+        into this one (``"project"``): written there first, then removed here; id, time and history kept."""
+        from memtree.errors import QueryError
+        from memtree.lifecycle.promote import DIRECTIONS, promote
+
+        if to not in DIRECTIONS:
+            raise QueryError(f"--to must be user or project, got {to!r}")
+        user = self.user_or_fail()
+        source, target = (self, user) if to == "user" else (user, self)
+        with self.state.lock, user.state.lock:
+            return promote(source.state, target.state, ref, to, now or clock())
 
     def history(self, ref: str | None = None, limit: int | None = None) -> History:
         """memtree's journaled changes, newest first (of one node, note or entry id), and git's commits."""

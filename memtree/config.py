@@ -168,6 +168,7 @@ class SearchSettings:
     reinforce: bool = True  # count search hits and `get`s per entry in .memtree/usage.json
     decay: bool = True  # weigh hits by age and recalls (DESIGN §5) and boost the last 7 days
     scope: str = ""  # the current scope when --scope is not given ("" = every scope visible, no boost)
+    user_root: bool = True  # search the user's own root ($MEMTREE_HOME) beside this one, when it exists
 
 
 @dataclass(frozen=True)
@@ -438,6 +439,7 @@ _CHOICES: dict[tuple[str, str], tuple[object, ...]] = {
     ("retain", "merge_strategy"): ("keep_best", "merge_content"),
     ("search", "reinforce"): (True, False),
     ("search", "decay"): (True, False),
+    ("search", "user_root"): (True, False),
     ("embed", "enabled"): ("auto", "on", "off"),
     ("embed", "fusion"): ("linear", "rrf"),
     ("serve", "autostart"): (True, False),

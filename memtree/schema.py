@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from memtree.lifecycle.consolidate import Report as Consolidated
     from memtree.lifecycle.edits import Forgotten, Updated
     from memtree.lifecycle.ingest import IngestReport
+    from memtree.lifecycle.promote import Promoted
     from memtree.lifecycle.recall import Excerpt, Sync
     from memtree.lifecycle.reflect import DistillReport, Proposal
     from memtree.lifecycle.status import Status
@@ -73,7 +74,7 @@ KEYS: dict[str, frozenset[str]] = {
         "claude": "user project",
         "claude install": "scope path written files",
         "status": "root tiers node_count oversized index dangling_nodes watcher open_conflict_count clash_count "
-        "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic warnings",
+        "marker_file_count max_bytes banks archive_candidate_count consolidation recall semantic user_root warnings",
         "add": "decision node path similarity how redacted dry_run new_nodes entry_id merged_id strategy existing "
         "conflict_id other supersedes",
         "log": "path line text redacted",
@@ -82,6 +83,7 @@ KEYS: dict[str, frozenset[str]] = {
         "conflicts resolve": "conflict keep outcome",
         "update": "decision node path lines entry_id similarity redacted existing conflict_id other supersedes",
         "forget": "entry_id path lines preview why archive",
+        "promote": "entry_id to from_root to_root path lines moved already",
         "history": "target changes commits warnings chain",
         "undo": "dry_run undone paths change_id",
         "split": "splits",
@@ -110,7 +112,7 @@ KEYS: dict[str, frozenset[str]] = {
 OBJECTS: dict[str, frozenset[str]] = {
     name: frozenset(keys.split())
     for name, keys in {
-        "hit": "node path lines score tier signals matched ids via status text truncated",
+        "hit": "node path lines score tier signals matched ids via status root text truncated",
         "conflict": "id created_at cause similarity new old",
         "contradiction": "similarity reason newer older newer_created_at older_created_at suggestion",
         "bank": "name note_count entry_count bytes enabled",
@@ -192,7 +194,13 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "tiers": _O,
     "tokens": _I,
     "undone": _A,
+    "to": _S,
+    "from_root": _S,
+    "to_root": _S,
+    "moved": _A,
+    "already": _B,
     "user": (_S, "null"),
+    "user_root": (_S, "null"),
     "watcher": (_O, "null"),
     "why": _S,
     "written": _B,
@@ -271,6 +279,7 @@ def hit(h: Hit, with_text: bool = True) -> Json:
         "ids": entry_ids(h.text),
         "via": h.via or None,
         "status": h.status,
+        "root": h.root,
     }
     if with_text:
         from memtree.notes.entries import strip_meta
@@ -418,6 +427,12 @@ def forgotten(f: Forgotten) -> Json:
         "why": f.why,
         "archive": f.archive,
     }
+
+
+def promoted(p: Promoted) -> Json:
+    """`promote --json`: the entry moved, with its older versions, and the two roots."""
+    out: Json = {"entry_id": p.entry_id, "to": p.to, "from_root": p.from_root, "to_root": p.to_root, "path": p.path}
+    return out | {"lines": list(p.lines), "moved": list(p.moved), "already": p.already}
 
 
 def change(c: Change) -> Json:
@@ -720,6 +735,7 @@ def status(st: Status, max_bytes: int) -> Json:
         "consolidation": consolidation,
         "recall": {"excerpt_count": recall_.get("excerpts", 0), **_recall_state(recall_)},
         "semantic": semantic,
+        "user_root": st.user_root,
         "warnings": [*st.warnings, *([sem["notice"]] if sem.get("notice") else [])],
     }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,10 +22,21 @@ settings.load_profile("memtree")
 SAMPLE_PARTS = ("bank", "memory", "recall", "tree-index.json")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Before any fixture of a wider scope runs: MEMTREE_HOME names a folder that does not exist, so nothing
+    of the suite reads or writes the real user's own root (subprocesses inherit it)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMTREE_HOME", str(tmp_path_factory.mktemp("home") / "no-user-home"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No MEMTREE_ROOT from the environment and a working directory inside tmp_path."""
+    """No MEMTREE_ROOT from the environment, no user root of the real user's home (MEMTREE_HOME names a folder
+    that does not exist; a test that wants one makes it), and a working directory inside tmp_path."""
     monkeypatch.delenv("MEMTREE_ROOT", raising=False)
+    monkeypatch.setenv("MEMTREE_HOME", str(tmp_path / "no-user-home"))
     monkeypatch.chdir(tmp_path)
 
 

@@ -43,9 +43,12 @@ TIMEOUT_S = 120.0
 sybil = pytest.importorskip("sybil", reason="the documentation tests need the test extra (sybil)")
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser  # noqa: E402
 
+PLACE_VARS = ("XDG_DATA_HOME", "APPDATA")
+
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_")}
+    # Why not XDG_DATA_HOME nor APPDATA: with HOME they place the user root; a page's user root is in ``home``
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMTREE_") and k not in PLACE_VARS}
     env |= {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", "HOME": str(home)}
     env |= {"MEMTREE_NO_DAEMON": "1", "NO_COLOR": "1", "COLUMNS": "200", "GIT_AUTHOR_NAME": "docs"}
     env |= {"GIT_AUTHOR_EMAIL": "docs@example.com", "GIT_COMMITTER_NAME": "docs"}

@@ -150,6 +150,12 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Doc]]:
     entry = one("add", "히스토리용 항목: 로그 보관은 30일이다", "--to", "project/rules", *r)["entry_id"]
     put("update", one("update", entry, "히스토리용 항목: 로그 보관은 14일이다", *r))
     put("forget", one("forget", entry, "--reason", "test", *r))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMTREE_HOME", str(base / "home"))
+        put("init", one("init", "--user"))
+        moving = one("add", "옮길 항목: 탭 대신 공백 네 칸을 쓴다", "--to", "project/rules", *r)["entry_id"]
+        put("promote", one("promote", moving, "--to", "user", *r))
+        put("search", one("search", "탭 대신 공백", *r))
     put("history", one("history", *r))
     put("undo", one("undo", "--dry-run", *r))
     put("undo", one("undo", *r))

@@ -899,12 +899,12 @@ def test_a_forwarded_consolidate_runs_in_the_callers_process_while_a_tick_runs(s
     mt, ran = MemTree(sample_root), []
     ticks = Maintenance(mt, print, every_h=0)
     requests = Dispatcher(mt, print, EditWatcher(mt, print), ticks, lambda m, r: ran.append(r) or {"code": 0}, Clock())
-    tz = os.environ.get("TZ")
-    assert requests.command({"argv": ["consolidate"], "tz": tz}) == {"code": 0}
+    here = {"tz": os.environ.get("TZ"), "home": client.home_env()}
+    assert requests.command({"argv": ["consolidate"], **here}) == {"code": 0}
     ticks._running = True  # a tick under way: consolidation's own lock answers, in the caller's process
-    assert requests.command({"argv": ["consolidate"], "tz": tz}) == {"fallback": True}
-    assert requests.command({"argv": ["search", "가치관"], "tz": tz}) == {"code": 0}
-    assert requests.command({"argv": ["search", "가치관"], "tz": "Antarctica/Troll"}) == {"fallback": True}
+    assert requests.command({"argv": ["consolidate"], **here}) == {"fallback": True}
+    assert requests.command({"argv": ["search", "가치관"], **here}) == {"code": 0}
+    assert requests.command({"argv": ["search", "가치관"], **here, "tz": "Antarctica/Troll"}) == {"fallback": True}
     assert len(ran) == 2
 
 

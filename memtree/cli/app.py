@@ -59,6 +59,14 @@ def init(
         Path | None,
         typer.Option("--root", help="Folder to scaffold, as every other command names it.", show_default=False),
     ] = None,
+    user: Annotated[
+        bool,
+        typer.Option(
+            "--user",
+            help="Create your own root, searched beside every project's: $MEMTREE_HOME, else the platform's "
+            "data folder (~/.local/share/memtree, ~/Library/Application Support/memtree, %APPDATA%\\memtree).",
+        ),
+    ] = False,
     json: JsonOption = False,
 ) -> None:
     """Create an empty memory root: bank/, memory/, recall/, tree-index.json, .gitignore, .gitattributes."""
@@ -66,6 +74,15 @@ def init(
 
     if directory is not None and root is not None and directory != root:
         raise _fail("error: give the folder as DIRECTORY or --root, not both")
+    if user:
+        from memtree.notes.root import user_home
+
+        if directory is not None or root is not None:
+            raise _fail("error: --user creates the user root ($MEMTREE_HOME); name no folder with it")
+        home = user_home()
+        if home is None:
+            raise _fail("error: MEMTREE_HOME is set empty, which turns the user root off; set it to a folder")
+        root = home
     root, created, updated = do_init(root or directory or Path("."))
     created += _merge_driver(root)
     if json:
@@ -285,7 +302,10 @@ def context(
 @app.command()
 @_errors
 def get(
-    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md).")],
+    ref: Annotated[
+        str,
+        typer.Argument(help="A node id (identity/values) or a path (bank/x.md); user:REF: one of your own root's."),
+    ],
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:

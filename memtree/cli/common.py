@@ -129,6 +129,26 @@ def _open(root: Path | None) -> Any:
     return open_memtree(root)
 
 
+def _open_user(root: Path | None) -> Any:
+    """The user's own root beside the command's (its MemTree); with no project root here, the user root alone."""
+    from memtree.errors import RootNotFound
+
+    try:
+        mt = _open(root)
+    except RootNotFound:
+        if root is not None:
+            raise
+        from memtree.api import MemTree
+        from memtree.notes.root import user_home, user_root
+
+        home = user_home()
+        found = user_root(home)
+        if found is None:
+            raise RootNotFound(f"no user root at {home} (create it with `memtree init --user`)") from None
+        return MemTree(found, home=False)
+    return mt.user_or_fail()
+
+
 def print_proposals(proposals: Any) -> None:
     """One line per distill or ingest proposal: outcome, score, rule, where it came from and went, its text."""
     for p in proposals:

@@ -1,4 +1,4 @@
-"""Changing and undoing: `update`, `forget`, `history`, `undo` (on memtree.cli.common's app)."""
+"""Changing and undoing: `update`, `forget`, `promote`, `history`, `undo` (on memtree.cli.common's app)."""
 
 from __future__ import annotations
 
@@ -76,6 +76,38 @@ def forget(
         return
     name = gone.entry_id or f"{gone.path}:{gone.lines[0]}"
     print(printable(f"forgot {name} ({gone.preview[:60]}): moved to {gone.archive}; `memtree undo` brings it back"))
+
+
+@app.command()
+@_errors
+def promote(
+    entry: Annotated[
+        str,
+        typer.Argument(
+            help="The entry: its id (e-…) or PATH:LINE in the root it leaves (the project's for --to user).",
+            show_default=False,
+        ),
+    ],
+    to: Annotated[
+        str, typer.Option("--to", help="user: up into your own root ($MEMTREE_HOME); project: down into this one.")
+    ] = "user",
+    root: RootOption = None,
+    json: JsonOption = False,
+) -> None:
+    """Move one entry with its history between the project's root and your own (see `memtree init --user`).
+
+    Its id, created time and older versions move with it to the note of the same path. It is written
+    to the other root first, then removed here, so a crash between leaves it in both: run it again."""
+    done = _open(root).promote(entry, to)
+    if json:
+        _dump(schema.promoted(done))
+        return
+    name = done.entry_id or f"{done.path}:{done.lines[0]}"
+    older = len(done.moved) - 1
+    with_older = f" with {older} older version{'s' if older != 1 else ''}" if older else ""
+    state = "; it was there already (an earlier promote stopped halfway), removed here now" if done.already else ""
+    where = f"{done.to_root}/{done.path}:{done.lines[0]}"
+    print(printable(f"moved {name}{with_older} to the {done.to} root: {where}{state}"))
 
 
 @app.command()

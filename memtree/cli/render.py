@@ -152,6 +152,8 @@ def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
         cell = Text()
         cell.append(printable(f"{hit.path}:{hit.lines[0]}-{hit.lines[1]}"), style="bold cyan")
         cell.append(printable(f"  {hit.node}") if hit.node else "  (no node)", style="dim")
+        if hit.root != "project":
+            cell.append(f"  [{hit.root} root]", style="bold magenta")
         if hit.status != "current":
             cell.append(printable(f"  [{hit.status}: no longer current]"), style="bold red")
         shown = Text(printable(line))
@@ -176,6 +178,7 @@ def print_hits(result: SearchResult, explain: bool, show_text: bool) -> None:
     if show_text:
         for rank, hit in enumerate(result.hits, 1):
             where = f"{rank}. {hit.path}:{hit.lines[0]}-{hit.lines[1]}"
+            where += f" [{hit.root} root]" if hit.root != "project" else ""
             rule = Rule(Text(printable(where) + (" (cut to budget)" if hit.truncated else "")))
             out.print(rule, width=None if out.is_terminal else PIPED_RULE_WIDTH)
             out.print(Text(shown_text(hit)))
@@ -200,6 +203,8 @@ def print_status(st: Status, max_bytes: int) -> None:
     for tier, s in st.tiers.items():
         table.add_row(f"{tier}/", str(s.files), f"{s.bytes:,}", str(s.nodes), str(s.chunks))
     out.print(table)
+    if st.user_root:
+        out.print(printable(f"user root: {st.user_root} (searched beside this one)"))
     if st.banks:
         out.print(
             printable(

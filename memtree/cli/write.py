@@ -10,7 +10,18 @@ from typing import Annotated, Any
 import typer
 
 from memtree import schema
-from memtree.cli.common import JsonOption, RootOption, _dump, _errors, _fail, _from_group, _open, _warn, app
+from memtree.cli.common import (
+    JsonOption,
+    RootOption,
+    _dump,
+    _errors,
+    _fail,
+    _from_group,
+    _open,
+    _open_user,
+    _warn,
+    app,
+)
 from memtree.cli.render import printable, say
 from memtree.errors import QueryError
 
@@ -59,6 +70,9 @@ def add(
         str,
         typer.Option("--until", help="The last day it holds (YYYY-MM-DD); past it, search no longer serves it."),
     ] = "",
+    user: Annotated[
+        bool, typer.Option("--user", help="Write to your own root ($MEMTREE_HOME), not the project's.")
+    ] = False,
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
@@ -75,7 +89,7 @@ def add(
     """
     body = _read_text(text, file)
     labels = tuple(t.strip() for t in tags.split(",") if t.strip())
-    decision = _open(root).add(
+    decision = (_open_user(root) if user else _open(root)).add(
         body, tag=tag, to=to, tags=labels, kind=kind, source=source, scope=scope, dry_run=dry_run, until=until
     )
     if json:

@@ -10,7 +10,8 @@ Lines are added while the block stays within the budget (CJK-aware tokens, headi
 is one line, cut at :data:`LINE_TOKENS`, led by the heading it stands under (a hand-written decision log
 names each decision in its heading). Entries memtree dated come newest first; undated ones after them,
 each note's from its bottom up (notes are appended at the bottom). Disabled banks are left out, as
-search leaves them out.
+search leaves them out. The user's own root (``$MEMTREE_HOME``) adds its decisions and preferences too,
+each named ``user:PATH``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class Item:
     created: str
 
 
-def collect(root: Path, disabled: Sequence[str]) -> list[Item]:
-    """Every decision and preference entry of bank/, newest first (entries without a date last, by path)."""
+def collect(root: Path, disabled: Sequence[str], mark: str = "") -> list[Item]:
+    """Every decision and preference entry of bank/, newest first (entries without a date last, by path);
+    ``mark`` leads each item's path (``user:`` for the user's own root)."""
     skip = skipped(tuple(disabled))
     notes, _ = store.walk(root, ("bank",))
     found: list[Item] = []
@@ -62,9 +64,15 @@ def collect(root: Path, disabled: Sequence[str]) -> list[Item]:
             if kind not in ("decision", "preference") or not entry.content:
                 continue
             title = _heading(lines, entry.start)
-            item = Item(kind, f"{title}: {entry.content}" if title else entry.content, note.path, entry.meta.created)
+            said = f"{title}: {entry.content}" if title else entry.content
+            item = Item(kind, said, mark + note.path, entry.meta.created)
             (found if item.created else undated).append(item)
         found += reversed(undated)
+    return newest_first(found)
+
+
+def newest_first(found: Sequence[Item]) -> list[Item]:
+    """The dated items newest first, then the undated ones in the order given."""
     dated = sorted((i for i in found if i.created), key=lambda i: (_negated(i.created), i.path))
     return dated + [i for i in found if not i.created]
 

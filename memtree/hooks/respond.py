@@ -1,6 +1,7 @@
 """What each hook event does against a memory root, and the text the hook answers.
 
-- SessionStart: a briefing (memtree.hooks.briefing) within ``hooks.briefing_tokens``;
+- SessionStart: a briefing (memtree.hooks.briefing) within ``hooks.briefing_tokens``, of this root and the
+  user's own;
 - UserPromptSubmit: the context block (memtree.search.context) of the prompt's search within
   ``hooks.recall_tokens``, searching ``hooks.recall_tier``, of the hits scoring near the best one (each
   longer than ``hooks.hit_tokens`` cut to its sentences that match, memtree.hooks.focus) — nothing
@@ -62,7 +63,12 @@ def brief(mt: MemTree) -> str:
     budget = settings.hooks.briefing_tokens
     if budget <= 0:
         return ""
-    return briefing.render(load(mt.root), briefing.collect(mt.root, settings.disabled_banks), budget)
+    items = briefing.collect(mt.root, settings.disabled_banks)
+    user, _ = mt.beside()  # a broken user root is no reason to brief on nothing
+    if user is not None:
+        theirs = briefing.collect(user.root, user.settings.disabled_banks, mark="user:")
+        items = briefing.newest_first([*items, *theirs])
+    return briefing.render(load(mt.root), items, budget)
 
 
 def recall(mt: MemTree, prompt: str, now: datetime) -> Context | None:

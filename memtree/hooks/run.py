@@ -120,7 +120,7 @@ def _root(given: str | None, cwd: str) -> str | None:
 
 def _forwarded(name: str, root: str, data: bytes) -> str | None:
     """The daemon's answer to this event, or None when no daemon can run it (then it runs here)."""
-    from memtree.serve.client import ENV_NO_DAEMON, connect, exchange
+    from memtree.serve.client import ENV_NO_DAEMON, connect, exchange, home_env
 
     if os.environ.get(ENV_NO_DAEMON, "") not in ("", "0"):
         return None
@@ -136,6 +136,7 @@ def _forwarded(name: str, root: str, data: bytes) -> str | None:
         "env": {},
         "stdin": data.decode("latin-1"),
         "tz": os.environ.get("TZ"),
+        "home": home_env(),
     }
     try:
         answer = exchange(sock, request)

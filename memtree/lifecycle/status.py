@@ -43,6 +43,7 @@ class Status:
     banks: tuple[Any, ...] = ()  # memtree.lifecycle.banks.Bank per top-level folder of bank/
     recall: dict[str, Any] | None = None  # the recall/ tier: excerpts, tokens, budget, evictions
     semantic: dict[str, Any] | None = None  # the embedding layer: on or not, model, chunks with vectors
+    user_root: str | None = None  # the user's own root searched beside this one (memtree.api.MemTree.user)
 
 
 def collect(root: Path, index: Index, settings: Settings, now: float) -> Status:

@@ -1,8 +1,10 @@
-"""Where the memory is: root discovery (like git's) and `memtree init`."""
+"""Where the memory is: root discovery (like git's), the user's own root, and `memtree init`."""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from memtree.errors import RootNotFound
@@ -10,6 +12,44 @@ from memtree.notes import store
 from memtree.notes import tree as treemod
 
 ENV_ROOT = "MEMTREE_ROOT"
+ENV_HOME = "MEMTREE_HOME"
+HOME_ENV = (ENV_HOME, "XDG_DATA_HOME", "APPDATA", "HOME")
+"""The variables the user root's place depends on (memtree.serve.client.HOME_ENV sends the same to a daemon)."""
+HOME_FOLDER = "memtree"
+
+
+def user_home(env: Mapping[str, str | None] | None = None, platform: str = sys.platform) -> Path | None:
+    """Where the user's own memory root lives, whether or not it exists; None when turned off.
+
+    ``$MEMTREE_HOME``; set but empty, there is no user root. Else the platform's data folder:
+    ``$XDG_DATA_HOME/memtree`` or ``~/.local/share/memtree`` (Linux, BSD), ``~/Library/Application
+    Support/memtree`` (macOS), ``%APPDATA%\\memtree`` (Windows). ``env``: the variables of HOME_ENV
+    (default: this process's).
+    """
+    env = {name: os.environ.get(name) for name in HOME_ENV} if env is None else env
+    given = env.get(ENV_HOME)
+    if given is not None:
+        return Path(given).expanduser().absolute() if given.strip() else None
+    home = Path(env.get("HOME") or Path.home())
+    if platform == "darwin":
+        return home / "Library" / "Application Support" / HOME_FOLDER
+    if platform == "win32":
+        return Path(env.get("APPDATA") or home / "AppData" / "Roaming") / HOME_FOLDER
+    data = env.get("XDG_DATA_HOME") or ""
+    # Why only an absolute one: the XDG spec says a relative $XDG_DATA_HOME is invalid and to be ignored
+    return (Path(data) if os.path.isabs(data) else home / ".local" / "share") / HOME_FOLDER
+
+
+def user_root(home: Path | None, project: Path | None = None) -> Path | None:
+    """The user root to search beside ``project``: ``home`` when it is a memory root (it holds tree-index.json)
+    other than ``project`` itself; never created here (`memtree init --user` makes it)."""
+    if home is None or not (home / treemod.TREE_FILE).is_file():
+        return None
+    found = home.resolve()
+    if found == project:  # the project root is the user root: searched once
+        return None
+    store.check_state_dir(found)
+    return found
 
 
 def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:

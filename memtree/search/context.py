@@ -34,7 +34,8 @@ class Context:
     """The block, what it holds, and its estimated size."""
 
     markdown: str
-    sources: tuple[str, ...]  # "path:start-end" of every chunk included (of the lines kept, when cut)
+    # "path:start-end" of every chunk included (of the lines kept, when cut); "user:path:start-end" of the user root's
+    sources: tuple[str, ...]
     tokens: int
     budget: int
     left_out: int  # chunks found but not included (they would pass the budget)
@@ -126,7 +127,9 @@ def _body(hit: Hit) -> str:
 
 
 def _where(hit: Hit, lines: tuple[int, int]) -> str:
-    return f"{hit.path}:{lines[0]}-{lines[1]}"
+    # a user-root chunk is named as such: its path is of the user's root, not the project's
+    mark = f"{hit.root}:" if hit.root != "project" else ""  # `memtree get user:PATH` reads it
+    return f"{mark}{hit.path}:{lines[0]}-{lines[1]}"
 
 
 def _block(hit: Hit, body: str, lines: tuple[int, int]) -> str:

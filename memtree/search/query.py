@@ -76,14 +76,23 @@ def search(
     semantic: bool | None = None,
     fixed_now: bool = False,
     as_of: date | None = None,
+    user: RootState | None = None,
 ) -> SearchResult:
     """Search the memory as of ``now``: hits best first, or none with the reason (``rejected``).
 
     ``fixed_now``: the caller chose ``now`` (not the clock), so it is part of the cache key.
     Current facts only (memtree.notes.entries.held on ``now``'s day); when none answers, the
     superseded and expired ones that do, each hit's ``status`` saying so. ``as_of``: the facts
-    that held on that day instead, decay and recency judged at its end.
+    that held on that day instead, decay and recency judged at its end. ``user``: the user's own
+    root, searched too and merged (memtree.search.roots).
     """
+    if user is not None:
+        k = state.settings.search.max_results if k is None else k
+
+        def ask(st: RootState) -> SearchResult:
+            return search(st, query, now, k, tier, budget, cache, scope, semantic, fixed_now, as_of)
+
+        return _both(state, user, k, budget, ask)
     if tier not in TIER_CHOICES:
         raise QueryError(f"unknown tier {tier!r}: choose one of {', '.join(TIER_CHOICES)}")
     query = text.well_formed(query)
@@ -217,14 +226,44 @@ def context(
     scope: str | None = None,
     fixed_now: bool = False,
     as_of: date | None = None,
+    user: RootState | None = None,
 ) -> Context:
-    """A prompt-ready Markdown block of the best chunks for ``query`` in ``budget`` tokens (``as_of``: as search)."""
+    """A prompt-ready Markdown block of the best chunks for ``query`` in ``budget`` tokens (``as_of``, ``user``:
+    as search)."""
     from memtree.search.context import render
 
     if budget < 1:
         raise QueryError("the token budget must be at least 1")
-    found = search(state, query, now, k=k, tier=tier, scope=scope, fixed_now=fixed_now, as_of=as_of)
+    found = search(state, query, now, k=k, tier=tier, scope=scope, fixed_now=fixed_now, as_of=as_of, user=user)
     return render(found, budget)
+
+
+def _both(
+    state: RootState, user: RootState, k: int, budget: int | None, ask: Callable[[RootState], SearchResult]
+) -> SearchResult:
+    """``ask`` of the project's root and the user's, merged; a root with no note to search adds nothing, and
+    a user root that cannot be searched (a broken memtree.yaml, say) is a warning, not a failed search."""
+    from memtree.search.roots import merged
+
+    empty: EmptyMemory | None = None
+    try:
+        mine: SearchResult | None = ask(state)
+    except EmptyMemory as exc:
+        mine, empty = None, exc
+    broken = ""
+    theirs: SearchResult | None = None
+    try:
+        with user.lock:
+            theirs = ask(user)
+    except EmptyMemory:
+        pass
+    except MemtreeError as exc:
+        broken = f"user root {user.root} not searched: {exc}"
+    if mine is None and theirs is None:
+        assert empty is not None
+        raise empty
+    found = merged(mine, theirs, k, budget)
+    return replace(found, warnings=(*found.warnings, broken)) if broken else found
 
 
 def get(state: RootState, ref: str, now: datetime) -> Note:

@@ -27,6 +27,7 @@ class Hit:
     dated: str = ""  # where the chunk's age came from: entry, frontmatter, file name, modified
     via: str = ""  # a recall/ hit: the excerpt's own place (path and lines are its source's)
     status: str = "current"  # or, served when nothing current answers: "superseded DAY by ID", "expired DAY"
+    root: str = "project"  # the root it came from: the project's, or the user's own (memtree.search.roots)
 
     def explain(self, tree_weight: float, bm25_weight: float) -> str:
         """The arithmetic of this hit's score, as in DESIGN §3.8."""

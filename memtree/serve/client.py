@@ -9,9 +9,10 @@ The protocol: one JSON object a line, each way, over the Unix socket :func:`sock
 - A program: ``{"verb": "search", "args": {"query": "…"}}`` → the verb's ``memtree.schema`` object,
   or ``{"error": "<one line>", "kind": "<exception class>"}``. :class:`Client` does this.
 - The CLI (memtree.serve.forward): ``{"argv": [...], "tty": bool, "env": {...}, "stdin": str | null,
-  "tz": str | null}`` → ``{"output": [[fd, text], ...], "code": int}`` (fd 1 or 2, in the order
-  written; bytes carried as latin-1 text, so any byte survives the JSON), or ``{"fallback": true}``:
-  run it in-process.
+  "tz": str | null, "home": {HOME_ENV name: str | null}}`` → ``{"output": [[fd, text], ...], "code": int}``
+  (fd 1 or 2, in the order written; bytes carried as latin-1 text, so any byte survives the JSON), or
+  ``{"fallback": true}``: run it in-process (so too when ``home`` places the caller's user root elsewhere
+  than the daemon's: the daemon searches its own beside the root).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ TREE_FILE = "tree-index.json"  # memtree.notes.tree.TREE_FILE
 CONFIG_FILE = "memtree.yaml"  # memtree.config.CONFIG_FILE
 ENV_ROOT = "MEMTREE_ROOT"  # memtree.notes.root.ENV_ROOT
 ENV_NO_DAEMON = "MEMTREE_NO_DAEMON"
+HOME_ENV = ("MEMTREE_HOME", "XDG_DATA_HOME", "APPDATA", "HOME")  # memtree.notes.root.HOME_ENV
 """Set (to anything but 0), every command runs in-process, as with ``--no-daemon``."""
 SOCKET_FILE = "serve.sock"
 RECORD_FILE = "serve.json"
@@ -81,6 +83,11 @@ def locate_root(argv: list[str], cwd: str | None = None) -> str | None:
         if parent == folder:
             return None
         folder = parent
+
+
+def home_env() -> dict[str, str | None]:
+    """The caller's variables that place its user root (HOME_ENV), sent with a command for the daemon to compare."""
+    return {name: os.environ.get(name) for name in HOME_ENV}
 
 
 def option_value(argv: list[str], name: str) -> str | bool | None:

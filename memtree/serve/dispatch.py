@@ -134,9 +134,10 @@ class Dispatcher:
         argv = request.get("argv")
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             raise verbs.BadRequest("argv must be a non-empty list of strings")
-        # Why fall back: local times must come out in the caller's zone; and a consolidate while a
-        # tick runs gets consolidation's own "another one is running" in the caller's process
-        if self.run_cli is None or request.get("tz") != os.environ.get("TZ"):
+        # Why fall back: local times must come out in the caller's zone; the caller's user root must be the
+        # one searched beside this root; and a consolidate while a tick runs gets consolidation's own
+        # "another one is running" in the caller's process
+        if self.run_cli is None or request.get("tz") != os.environ.get("TZ") or not self._same_home(request):
             return {"fallback": True}
         if argv[0] == "consolidate" and self.maintenance.running:
             return {"fallback": True}
@@ -146,6 +147,17 @@ class Dispatcher:
             return {"fallback": True}
         with self._cli_lock:
             return self.run_cli(self.mt, request)
+
+    def _same_home(self, request: Json) -> bool:
+        """Whether the caller's variables place its user root where this daemon's is (memtree.notes.root.user_home)."""
+        from memtree.notes.root import HOME_ENV, user_home
+
+        given = request.get("home")
+        if not isinstance(given, dict) or set(given) != set(HOME_ENV):
+            return False
+        if not all(v is None or isinstance(v, str) for v in given.values()):
+            return False
+        return user_home(given) == self.mt.home
 
     def fresh(self) -> None:
         """Re-read memtree.yaml if it changed; refresh the index if the watcher saw an edit."""

@@ -20,6 +20,7 @@ from memtree.serve.client import (
     STATE_DIR,
     connect,
     exchange,
+    home_env,
     locate_root,
     lock_path,
     own_state,
@@ -125,7 +126,7 @@ def _cli_request(argv: list[str], root: str, stdin: bytes | None) -> dict[str, A
             env.setdefault("COLUMNS", str(size[0]))
             env.setdefault("LINES", str(size[1]))
     text = stdin.decode("latin-1") if stdin is not None else None
-    return {"argv": args, "tty": tty, "env": env, "stdin": text, "tz": os.environ.get("TZ")}
+    return {"argv": args, "tty": tty, "env": env, "stdin": text, "tz": os.environ.get("TZ"), "home": home_env()}
 
 
 def _terminal_size() -> tuple[int, int] | None:
