@@ -282,6 +282,10 @@ FORWARDING_IMPORTS = {
     "__future__",
     "_socket",
     "_json",
+    # a root whose socket path is too long for AF_UNIX has its socket in the runtime folder, named by a hash
+    "hashlib",
+    "_hashlib",
+    "_blake2",
 }
 """Every module the forwarding path may import beyond what the interpreter had at start (issue 28.13):
 no pathlib, typing, re, enum, json or socket; their import costs more than the daemon's answer."""

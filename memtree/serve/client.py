@@ -32,8 +32,8 @@ TREE_FILE = "tree-index.json"  # memtree.notes.tree.TREE_FILE
 CONFIG_FILE = "memtree.yaml"  # memtree.config.CONFIG_FILE
 ENV_ROOT = "MEMTREE_ROOT"  # memtree.notes.root.ENV_ROOT
 ENV_NO_DAEMON = "MEMTREE_NO_DAEMON"
-HOME_ENV = ("MEMTREE_HOME", "XDG_DATA_HOME", "APPDATA", "HOME")  # memtree.notes.root.HOME_ENV
 """Set (to anything but 0), every command runs in-process, as with ``--no-daemon``."""
+HOME_ENV = ("MEMTREE_HOME", "XDG_DATA_HOME", "APPDATA", "HOME")  # memtree.notes.root.HOME_ENV
 SOCKET_FILE = "serve.sock"
 RECORD_FILE = "serve.json"
 LOCK_SUFFIX = ".lock"
@@ -124,9 +124,10 @@ def _xdg_folder() -> str | None:
 
 
 def _tmp_folder() -> str:
-    import tempfile
-
-    return os.path.join(tempfile.gettempdir(), f"memtree-{os.getuid()}")
+    # Why not tempfile.gettempdir(): importing tempfile (shutil, random and the compressors) costs a
+    # forwarded call more than its answer; its choice is the same: $TMPDIR, $TEMP, $TMP, else /tmp
+    base = next((d for d in map(os.environ.get, ("TMPDIR", "TEMP", "TMP")) if d and os.path.isdir(d)), "/tmp")
+    return os.path.join(os.path.abspath(base), f"memtree-{os.getuid()}")
 
 
 def runtime_folder() -> str:
