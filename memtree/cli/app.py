@@ -285,11 +285,20 @@ def context(
 @app.command()
 @_errors
 def get(
-    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md).")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            help="A node id (identity/values), a path (bank/x.md; bank/ and .md optional) "
+            "or a link's target (identity/values#e-…, identity/values#Heading)."
+        ),
+    ],
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Print one note by node id or path."""
+    """Print one note by node id, path or link target (NOTE#ENTRY-ID, NOTE#HEADING), named as [[links]] name it.
+
+    With --json, `target_line` is where the entry or heading named after # starts (null without #).
+    """
     note = _open(root).get(ref)
     if json:
         _dump(schema.note(note))

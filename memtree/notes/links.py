@@ -131,6 +131,17 @@ def candidates(ref: str) -> list[tuple[str, str]]:
     return out
 
 
+def target(ref: str) -> Link:
+    """A ref read as a link's target (``note``, ``note#entry-id``, ``note#heading``, ``|alias`` and the
+    brackets optional): the one reading `memtree get` and links share."""
+    r = ref.strip()
+    if r.startswith("[[") and r.endswith("]]"):
+        r = r[2:-2]
+    r = r.split("|", 1)[0]
+    note, _, anchor = r.partition("#")
+    return Link("", 0, PLAIN, note.strip(), anchor.strip())
+
+
 def resolve(ref: str, node_path: Callable[[str], str | None], note: Callable[[str], str | None]) -> str | None:
     """The note ``ref`` names: ``node_path(id)`` gives a node's note path, ``note(path)`` the note on disk
     at that path (see :func:`lookup`) or None."""
@@ -230,6 +241,7 @@ class Graph:
     links: dict[str, tuple[Link, ...]]  # note path → its links (only notes that have some)
     notes: frozenset[str]  # every note path scanned
     node_paths: Mapping[str, str | None]  # node id → its note path
+    exists: Callable[[str], str | None] | None = None  # path → the note there, or None; default: among ``notes``
     _anchors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _parts: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _paths: dict[str, str | None] = field(default_factory=dict, repr=False)
@@ -239,7 +251,7 @@ class Graph:
         """The note ``ref`` names, by :func:`resolve` (each ref resolved once)."""
         if ref not in self._paths:
             if self._note is None:
-                self._note = lookup(self.notes)
+                self._note = self.exists or lookup(self.notes)
             node_path = self.node_paths.get
             self._paths[ref] = resolve(ref, lambda i: node_path(unicodedata.normalize("NFC", i)), self._note)
         return self._paths[ref]

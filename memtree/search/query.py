@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -62,6 +63,7 @@ class Note:
     node: str | None
     text: str
     keywords: tuple[str, ...] = ()
+    line: int | None = None  # where the entry or heading the ref named starts (``note#anchor``)
 
 
 def search(
@@ -228,29 +230,45 @@ def context(
 
 
 def get(state: RootState, ref: str, now: datetime) -> Note:
-    """A note by node id or root-relative path (counted as an access of it at ``now``)."""
+    """A note by node id or path, or by a link's target (``note#entry-id``, ``note#heading``: ``line``
+    says where that starts), named as links name notes (memtree.notes.links); counted as an access at ``now``."""
+    from memtree.notes import links
+
     store.check_name(ref, "get")
     tree = state.tree()
     node = tree.by_id.get(ref.strip("/"))
     if node is not None and node.path is None:
         children = ", ".join(node.children) or "none"
         raise QueryError(f"node '{node.id}' is a category with no file; its children: {children}")
-    path = node.path if node is not None and node.path else ref
+    # Why the disk, not the index: get serves bank/_archive/ and a note written a moment ago too.
     # Why one rule (store.served): get must never hand out .memtree/serve.token, .git/config or memtree.yaml
-    full = store.served(state.root, path)
-    if full is None:
+    node_paths = {unicodedata.normalize("NFC", n.id): n.path for n in tree.nodes if n.path}
+    graph = links.Graph(state.root, {}, frozenset(state.index.files), node_paths, exists=_served(state))
+    whole = links.Link("", 0, links.PLAIN, ref.strip())
+    found = graph.follow(whole) if graph.path_of(whole.note) else graph.follow(links.target(ref))
+    if found.path is None:
         raise QueryError(
             f"no node or note named {ref[:200]!r} in {state.root} "
             "(memtree serves the Markdown notes of bank/, memory/ and recall/)"
         )
-    node = node or tree.by_path.get(path)
+    if found.problem:
+        raise QueryError(found.problem[:300])
+    path, full = found.path, store.served(state.root, found.path)
+    if full is None:  # gone since it was looked up
+        raise QueryError(f"no node or note named {ref[:200]!r} in {state.root}")
+    node = tree.by_path.get(path)
     try:
         body = store.read_note(full)
     except UnicodeDecodeError:
         raise MemtreeError(f"{path}: not UTF-8 text") from None
     if state.settings.search.reinforce:
         state.usage().accessed([path], now.timestamp())
-    return Note(path, node.id if node else None, body, node.keywords if node else ())
+    return Note(path, node.id if node else None, body, node.keywords if node else (), found.line)
+
+
+def _served(state: RootState) -> Callable[[str], str | None]:
+    """``path → path`` when it is a note memtree serves (memtree.notes.store.served), else None."""
+    return lambda path: path if store.served(state.root, path) is not None else None
 
 
 def _adjuster(

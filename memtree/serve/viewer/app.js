@@ -858,12 +858,11 @@ async function loadNote(opened) {
   } else window.scrollTo(0, 0);
 }
 
-// A [[link]]: its note (by the `links` verb, memtree's one rule for naming a note), opened at the
-// entry or heading it names when one of the links into that note says where that is.
+// A [[link]]: its note, opened at the entry or heading it names (`get` reads a link's target by
+// memtree's one rule for naming a note: memtree.notes.links).
 async function followLink(note, anchor) {
-  const doc = await call("links", { ref: note });
-  const into = anchor ? doc.incoming.find((r) => nfc(r.note) === nfc(note) && nfc(r.anchor) === nfc(anchor) && r.target_line) : null;
-  openNote(doc.path, into ? [into.target_line, into.target_line] : null);
+  const doc = await call("get", { ref: anchor ? `${note}#${anchor}` : note });
+  openNote(doc.path, doc.target_line ? [doc.target_line, doc.target_line] : null);
 }
 
 // The notes that link to the open one, each a button to its line.
