@@ -12,6 +12,11 @@ the links on its line::
 Only :data:`RELATIONS` are typed (docs/concepts/links.md says why these three); any other link is a
 plain ``link``. Links inside fenced code and inline code are text, not links.
 
+A ``supersedes`` link written by hand retires its target the way memtree's own ``superseded=`` mark
+does (:func:`retirements`, :func:`as_retired`): the entry it names, or every entry of the note it names,
+stops holding on the day of the entry holding the line (else of the note holding it), for search's
+current-by-default and ``--as-of`` alike.
+
 Backlinks are derived, never written: :func:`scan` reads the notes of the tiers once and keeps each
 note's links in ``.memtree/links.json`` keyed by the note's mtime and size, so a later scan reads only
 the notes that changed; a note without ``[[`` costs one substring test when read and nothing after.
@@ -30,6 +35,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import orjson
@@ -37,7 +43,18 @@ import orjson
 from memtree.errors import MemtreeError
 from memtree.notes import store
 from memtree.notes.chunks import FENCE
-from memtree.notes.entries import META_RE, SPLIT_MARKER, parse_meta
+from memtree.notes.entries import (
+    META_RE,
+    SPLIT_MARKER,
+    SUPERSEDED,
+    UPDATED,
+    Entry,
+    EntryMeta,
+    day_of,
+    parse_entries,
+    parse_meta,
+    retired,
+)
 
 RELATIONS = ("supersedes", "relates_to", "contradicts")
 """The typed relations: each has a meaning memtree shows (`memtree links`, the viewer) or acts on."""
@@ -304,6 +321,92 @@ class Graph:
     def dangling(self) -> list[Resolved]:
         """Every link that leads nowhere: no such note, or no such entry or heading in it."""
         return [r for links in self.links.values() for r in map(self.follow, links) if r.problem]
+
+
+# --- hand-written supersedes: the one rule of what they retire ----------------------------------------
+
+
+SUPERSEDES = RELATIONS[0]
+WHOLE_NOTE = 0
+"""A :class:`Retirement`'s ``line`` when the link names a whole note: every entry of it retires."""
+
+
+@dataclass(frozen=True)
+class Retirement:
+    """What one hand-written ``supersedes`` link retires: the entry of ``path`` spanning ``line`` (or the
+    whole note, :data:`WHOLE_NOTE`), from ``day`` on, replaced by ``by`` (an entry id, else ``PATH:LINE``)."""
+
+    path: str
+    line: int
+    day: date
+    by: str
+
+
+def retirements(graph: Graph, note_day: Callable[[str], date]) -> dict[str, tuple[Retirement, ...]]:
+    """Note path → what the ``supersedes`` links of ``graph`` retire in it.
+
+    A link's day is the day of the entry holding its line (``updated=``, else ``created=``; a line
+    nested under a memtree entry belongs to it), else ``note_day(source)`` (memtree.search.decay's note
+    time: frontmatter, a date in the file name, else when the file was last changed). A link that
+    leads nowhere, to a heading, or into the very entry holding it retires nothing.
+    """
+    found: dict[str, list[Retirement]] = {}
+    for source, links in graph.links.items():
+        own = [k for k in links if k.kind == SUPERSEDES]
+        if not own:
+            continue
+        try:
+            text = store.read_note(graph.root / source)
+        except (OSError, UnicodeDecodeError):
+            continue
+        held = parse_entries(text)
+        lines = text.split("\n")
+        for link in own:
+            to = graph.follow(link)
+            if to.path is None or to.problem:
+                continue
+            if to.line is not None and not _holds_meta(graph, to.path, to.line):
+                continue  # a heading: no fact of its own to retire
+            entry = next((e for e in held if e.start <= link.line <= e.end), None)
+            if to.path == source and (to.line is None or (entry is not None and entry.start <= to.line <= entry.end)):
+                continue  # itself, or the note holding the line
+            meta = _meta_of(entry, lines) if entry is not None else EntryMeta()
+            day = day_of(meta.extra.get(UPDATED, "")) or day_of(meta.created) or note_day(source)
+            by = meta.id or f"{source}:{link.line}"
+            found.setdefault(to.path, []).append(Retirement(to.path, to.line or WHOLE_NOTE, day, by))
+    return {path: tuple(marks) for path, marks in found.items()}
+
+
+def _holds_meta(graph: Graph, path: str, line: int) -> bool:
+    """Whether line ``line`` of the note at ``path`` carries an entry's metadata (an entry id's anchor does)."""
+    try:
+        lines = store.read_note(graph.root / path).split("\n")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return 0 < line <= len(lines) and "memtree:" in lines[line - 1] and META_RE.search(lines[line - 1]) is not None
+
+
+def _meta_of(entry: Entry, lines: list[str]) -> EntryMeta:
+    """The metadata of the entry holding a link: its own, else the first memtree comment on its lines
+    (a relation line nested under an entry ends the block, so the entry's comment sits above it)."""
+    if entry.meta.id or entry.meta.created:
+        return entry.meta
+    for line in lines[entry.start - 1 : entry.end]:
+        m = META_RE.search(line) if "memtree:" in line else None
+        if m:
+            return parse_meta(m.group("body"))
+    return entry.meta
+
+
+def as_retired(meta: EntryMeta, start: int, end: int, marks: Iterable[Retirement]) -> EntryMeta:
+    """``meta`` of the entry on lines ``start``..``end`` as the hand-written ``supersedes`` links ``marks``
+    (of its note) leave it: retired on the earliest day one names it, unless memtree's own mark is earlier."""
+    days = [(m.day, m.by) for m in marks if m.line == WHOLE_NOTE or start <= m.line <= end]
+    if not days:
+        return meta
+    day, by = min(days)
+    own = day_of(meta.extra.get(SUPERSEDED, ""))
+    return meta if own is not None and own <= day else retired(meta, day, by)
 
 
 def scan(root: Path, files: Iterable[store.FileStat], node_paths: Mapping[str, str | None]) -> Graph:
