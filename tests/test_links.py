@@ -311,9 +311,7 @@ def test_a_hand_written_supersedes_line_retires_its_entry_from_the_day_of_the_en
     assert any("60초" in t for t, _ in _search(mt, "캐시 만료 시간", as_of=date(2026, 3, 21)))
     assert not any("60초" in t for t, _ in _search(mt, "캐시 만료 시간", as_of=date(2026, 3, 22)))
     marks = links.retirements(links.scan(root, store.walk(root)[0], {}), lambda path: date(2020, 1, 1))
-    assert marks["bank/infra/queue.md"] == (
-        links.Retirement("bank/infra/queue.md", 3, date(2026, 2, 7), "e-20260207-cccc0002"),
-    )
+    assert marks.entries["e-20260105-cccc0001"] == links.Retirement(date(2026, 2, 7), "e-20260207-cccc0002")
 
 
 def test_a_supersedes_line_to_a_whole_note_retires_every_entry_of_it_and_a_heading_retires_nothing(
@@ -331,13 +329,13 @@ def test_a_supersedes_line_to_a_whole_note_retires_every_entry_of_it_and_a_headi
         }
     )
     mt = MemTree(root, refresh_interval=0)
-    now = _search(mt, "배포")
+    now = _search(mt, "배포")  # other.md's link to deploy.md's heading retires none of deploy.md
     assert any("화요일" in t for t, _ in now) and not any("목요일" in t for t, _ in now)
     assert _search(mt, "팀장 승인")[0][1] == "superseded 2026-03-01 by bank/team/deploy.md:7"
     then = _search(mt, "배포", as_of=date(2026, 2, 1))
     assert any("목요일" in t for t, _ in then)  # it held then (the new note, undated by entries, too)
     marks = links.retirements(links.scan(root, store.walk(root)[0], {}), lambda path: date(2026, 1, 1))
-    assert set(marks) == {"bank/team/deploy-old.md"}  # the heading link and the dangling one retire nothing
+    assert set(marks.notes) == {"bank/team/deploy-old.md"}  # the dangling link retires nothing
 
 
 def test_search_reads_no_links_until_a_note_says_supersedes_and_then_sees_the_new_line(

@@ -13,7 +13,7 @@ Only :data:`RELATIONS` are typed (docs/concepts/links.md says why these three); 
 plain ``link``. Links inside fenced code and inline code are text, not links.
 
 A ``supersedes`` link written by hand retires its target the way memtree's own ``superseded=`` mark
-does (:func:`retirements`, :func:`as_retired`): the entry it names, or every entry of the note it names,
+does (:func:`retirements`, :meth:`Retirements.of`): the entry it names, or every entry of the note it names,
 stops holding on the day of the entry holding the line (else of the note holding it), for search's
 current-by-default and ``--as-of`` alike.
 
@@ -48,7 +48,6 @@ from memtree.notes.entries import (
     SPLIT_MARKER,
     SUPERSEDED,
     UPDATED,
-    Entry,
     EntryMeta,
     day_of,
     parse_entries,
@@ -327,86 +326,100 @@ class Graph:
 
 
 SUPERSEDES = RELATIONS[0]
-WHOLE_NOTE = 0
-"""A :class:`Retirement`'s ``line`` when the link names a whole note: every entry of it retires."""
 
 
 @dataclass(frozen=True)
 class Retirement:
-    """What one hand-written ``supersedes`` link retires: the entry of ``path`` spanning ``line`` (or the
-    whole note, :data:`WHOLE_NOTE`), from ``day`` on, replaced by ``by`` (an entry id, else ``PATH:LINE``)."""
+    """What one hand-written ``supersedes`` link says: from ``day`` on its target is the past, replaced by
+    ``by`` (the id of the entry holding the line, else ``PATH:LINE``)."""
 
-    path: str
-    line: int
     day: date
     by: str
 
 
-def retirements(graph: Graph, note_day: Callable[[str], date]) -> dict[str, tuple[Retirement, ...]]:
-    """Note path → what the ``supersedes`` links of ``graph`` retire in it.
+@dataclass(frozen=True)
+class Retirements:
+    """What the ``supersedes`` links of a memory retire: whole notes by path, entries by id (an entry id is
+    unique in a memory, so an entry keeps its retirement wherever split or a rename moved it)."""
+
+    notes: Mapping[str, Retirement] = field(default_factory=dict)
+    entries: Mapping[str, Retirement] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.notes or self.entries)
+
+    def of(self, path: str, meta: EntryMeta) -> EntryMeta:
+        """``meta`` of an entry of the note at ``path`` as these links leave it: retired on the earliest day
+        one names it (its note or its id), unless memtree's own ``superseded=`` mark is earlier."""
+        found = [r for r in (self.notes.get(path), self.entries.get(meta.id) if meta.id else None) if r is not None]
+        if not found:
+            return meta
+        first = min(found, key=lambda r: (r.day, r.by))
+        own = day_of(meta.extra.get(SUPERSEDED, ""))
+        return meta if own is not None and own <= first.day else retired(meta, first.day, first.by)
+
+
+def retirements(graph: Graph, note_day: Callable[[str], date]) -> Retirements:
+    """What the ``supersedes`` links of ``graph`` retire: the entry an ``#entry-id`` names, else the
+    whole note the link names.
 
     A link's day is the day of the entry holding its line (``updated=``, else ``created=``; a line
     nested under a memtree entry belongs to it), else ``note_day(source)`` (memtree.search.decay's note
-    time: frontmatter, a date in the file name, else when the file was last changed). A link that
-    leads nowhere, to a heading, or into the very entry holding it retires nothing.
+    time: frontmatter, a date in the file name, else when the file was last changed). A link to no
+    note, to a heading (no entry has that id) or to the note or entry holding it retires nothing.
     """
-    found: dict[str, list[Retirement]] = {}
+    notes: dict[str, Retirement] = {}
+    ids: dict[str, Retirement] = {}
     for source, links in graph.links.items():
         own = [k for k in links if k.kind == SUPERSEDES]
         if not own:
             continue
         try:
-            text = store.read_note(graph.root / source)
+            lines = store.read_note(graph.root / source).split("\n")
         except (OSError, UnicodeDecodeError):
             continue
-        held = parse_entries(text)
-        lines = text.split("\n")
         for link in own:
-            to = graph.follow(link)
-            if to.path is None or to.problem:
+            path = graph.path_of(link.note)
+            if path is None:
                 continue
-            if to.line is not None and not _holds_meta(graph, to.path, to.line):
-                continue  # a heading: no fact of its own to retire
-            entry = next((e for e in held if e.start <= link.line <= e.end), None)
-            if to.path == source and (to.line is None or (entry is not None and entry.start <= to.line <= entry.end)):
-                continue  # itself, or the note holding the line
-            meta = _meta_of(entry, lines) if entry is not None else EntryMeta()
+            meta = _entry_meta(lines, link.line)
+            if link.anchor:
+                if link.anchor == meta.id:
+                    continue  # the entry holding the line
+            elif path == source:
+                continue  # the note holding the line
             day = day_of(meta.extra.get(UPDATED, "")) or day_of(meta.created) or note_day(source)
-            by = meta.id or f"{source}:{link.line}"
-            found.setdefault(to.path, []).append(Retirement(to.path, to.line or WHOLE_NOTE, day, by))
-    return {path: tuple(marks) for path, marks in found.items()}
+            mark = Retirement(day, meta.id or f"{source}:{link.line}")
+            into, key = (ids, link.anchor) if link.anchor else (notes, path)
+            if key not in into or (mark.day, mark.by) < (into[key].day, into[key].by):
+                into[key] = mark
+    return Retirements(notes, ids)
 
 
-def _holds_meta(graph: Graph, path: str, line: int) -> bool:
-    """Whether line ``line`` of the note at ``path`` carries an entry's metadata (an entry id's anchor does)."""
-    try:
-        lines = store.read_note(graph.root / path).split("\n")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return 0 < line <= len(lines) and "memtree:" in lines[line - 1] and META_RE.search(lines[line - 1]) is not None
+def _entry_meta(lines: list[str], line: int) -> EntryMeta:
+    """The metadata of the entry holding 1-based line ``line`` (a relation line, so a list item) of a
+    note: its own, else the first memtree comment on its lines (a relation line nested under an entry
+    ends the block, so the entry's comment sits above it).
 
-
-def _meta_of(entry: Entry, lines: list[str]) -> EntryMeta:
-    """The metadata of the entry holding a link: its own, else the first memtree comment on its lines
-    (a relation line nested under an entry ends the block, so the entry's comment sits above it)."""
-    if entry.meta.id or entry.meta.created:
-        return entry.meta
-    for line in lines[entry.start - 1 : entry.end]:
-        m = META_RE.search(line) if "memtree:" in line else None
+    Why only that item's lines are read: reading a note's every entry (their metadata too) for one
+    line cost ~2 ms a note; an item runs from its unindented first line over its indented ones.
+    """
+    top = line - 1
+    while top > 0 and lines[top][:1].isspace() and lines[top - 1].strip():
+        top -= 1
+    bottom = line
+    while bottom < len(lines) and lines[bottom][:1].isspace() and lines[bottom].strip():
+        bottom += 1
+    found = parse_entries("\n".join(lines[top:bottom]))
+    if not found:
+        return EntryMeta()
+    if found[0].meta.id or found[0].meta.created:
+        return found[0].meta
+    for text in lines[top:bottom]:
+        m = META_RE.search(text) if "memtree:" in text else None
         if m:
             return parse_meta(m.group("body"))
-    return entry.meta
-
-
-def as_retired(meta: EntryMeta, start: int, end: int, marks: Iterable[Retirement]) -> EntryMeta:
-    """``meta`` of the entry on lines ``start``..``end`` as the hand-written ``supersedes`` links ``marks``
-    (of its note) leave it: retired on the earliest day one names it, unless memtree's own mark is earlier."""
-    days = [(m.day, m.by) for m in marks if m.line == WHOLE_NOTE or start <= m.line <= end]
-    if not days:
-        return meta
-    day, by = min(days)
-    own = day_of(meta.extra.get(SUPERSEDED, ""))
-    return meta if own is not None and own <= day else retired(meta, day, by)
+    return found[0].meta
 
 
 def scan(root: Path, files: Iterable[store.FileStat], node_paths: Mapping[str, str | None]) -> Graph:

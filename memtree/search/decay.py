@@ -32,7 +32,7 @@ from memtree.notes.scopes import SCOPE_RE, visible
 
 if TYPE_CHECKING:
     from memtree.config import DecaySettings
-    from memtree.notes.links import Retirement
+    from memtree.notes.links import Retirements
 
 DAY_S = 86_400.0
 
@@ -130,29 +130,24 @@ def chunk_facts(
     chunk_text: str,
     note: NoteFacts,
     day: dt.date | None = None,
-    marks: tuple[Retirement, ...] = (),
-    start: int = 1,
+    retired: Retirements | None = None,
+    path: str = "",
 ) -> ChunkFacts:
     """The time and scopes of a chunk: each entry's metadata, else its note's facts; the newest time.
 
     With ``day``: whether the chunk held then — a chunk of entries all superseded, expired or not
     yet written on that day did not; one without entries (a heading, a table) always does, unless
-    its whole note was superseded. ``marks``: what the note's hand-written ``supersedes`` links retire
-    (memtree.notes.links.retirements); ``start``: the chunk's first line in its note.
+    its whole note was superseded. ``retired``: what hand-written ``supersedes`` links retire
+    (memtree.notes.links.retirements), ``path``: the chunk's note.
     """
-    if "memtree:" not in chunk_text and not marks:
+    if "memtree:" not in chunk_text and not (retired and path in retired.notes):
         return ChunkFacts(note.time, note.origin, (note.scope,))
     times: list[tuple[float, str]] = []
     scopes: list[str] = []
     found = entries.parse_entries(chunk_text)
     metas = [e.meta for e in found]
-    if marks:
-        from memtree.notes.links import as_retired
-
-        offset = start - 1
-        metas = [as_retired(e.meta, e.start + offset, e.end + offset, marks) for e in found]
-        if not found:  # a heading, a table: retired only with its whole note
-            metas = [as_retired(entries.EntryMeta(), 0, -1, marks)]
+    if retired:
+        metas = [retired.of(path, m) for m in metas or [entries.EntryMeta()]]  # a heading: with its note
     for e in found:
         stamp = parse_time(e.meta.created)
         times.append((stamp, "entry") if stamp is not None else (note.time, note.origin))
@@ -229,10 +224,10 @@ class Adjuster:
         decay: bool = True,
         day: dt.date | None = None,
         past: bool = False,
-        marks: Callable[[str], tuple[Retirement, ...]] = lambda path: (),
+        retired: Retirements | None = None,
     ) -> None:
         self.now, self.chain, self.recalls, self.note = now, chain, recalls, note
-        self.day, self.past, self.past_hidden, self.marks = day, past, 0, marks
+        self.day, self.past, self.past_hidden, self.retired = day, past, 0, retired
         self.weighs = decay or chain is not None
         """Whether it changes scores at all (decay or a scope); else it only filters by ``day``."""
         self.recency_boost, self.scope_boost, self.curve, self.decay = recency_boost, scope_boost, curve, decay
@@ -240,10 +235,9 @@ class Adjuster:
         self.max_factor = max(1.0, recency_boost if decay else 1.0) * max(1.0, boost)
         """No chunk's multipliers exceed this (decay weights are at most 1)."""
 
-    def factors(self, path: str, chunk_text: str, keys: tuple[str, ...], start: int = 1) -> Factors | None:
-        """The chunk's multipliers, or None when it is out of the current scope or did not hold on ``day``
-        (``start``: the chunk's first line, for what hand-written ``supersedes`` links retire)."""
-        facts = chunk_facts(chunk_text, self.note(path), self.day, self.marks(path), start)
+    def factors(self, path: str, chunk_text: str, keys: tuple[str, ...]) -> Factors | None:
+        """The chunk's multipliers, or None when it is out of the current scope or did not hold on ``day``."""
+        facts = chunk_facts(chunk_text, self.note(path), self.day, self.retired, path)
         if not visible(facts.scopes, self.chain):
             return None
         if not facts.held and not self.past:

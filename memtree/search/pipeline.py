@@ -125,7 +125,7 @@ def run(
         chunk_text = "\n".join(read_lines(where.path)[where.start - 1 : where.end])
         keys = chunk_keys(where.path, chunk_text) if adjust is not None else ()
         past = adjust.past_hidden if adjust is not None else 0
-        factors = adjust.factors(where.path, chunk_text, keys, where.start) if adjust is not None else None
+        factors = adjust.factors(where.path, chunk_text, keys) if adjust is not None else None
         if factors is None and adjust is not None:
             if adjust.past_hidden == past:
                 hidden.append(where.path)

@@ -25,7 +25,7 @@ from memtree.search.result import Hit, SearchResult, quote_query
 from memtree.text import terms as text
 
 if TYPE_CHECKING:
-    from memtree.notes.links import Retirement
+    from memtree.notes.links import Retirements
     from memtree.search.context import Context
     from memtree.search.fusion import Fused
     from memtree.search.semantic import Layer
@@ -190,7 +190,7 @@ def search(
         # Why: nothing current answers, yet the past does — served, each hit marked as the past
         past, then, _ = ranked(past=True)
         if past.hits:
-            result = replace(past, hits=tuple(_marked(state, h, day, then.marks) for h in past.hits))
+            result = replace(past, hits=tuple(_marked(state, h, day, then.retired) for h in past.hits))
     notices = [*state.settings.warnings, *state.warnings, *([unreadable] if unreadable else []), *state.dangling]
     if layer is not None and layer.notice and not state.semantic_noticed:
         notices.append(layer.notice)  # said once per state: the downgrade is news only once
@@ -293,7 +293,6 @@ def _adjuster(
         return found
 
     recalls = state.usage().retrievals() if settings.decay else (lambda keys: 0)
-    marks = retirements(state, note)
     return decay.Adjuster(
         now,
         chain,
@@ -305,13 +304,13 @@ def _adjuster(
         decay=settings.decay,  # search.decay: whether search weighs hits by it at all
         day=day,
         past=past,
-        marks=lambda path: marks.get(path, ()),
+        retired=retirements(state, note),
     )
 
 
-def retirements(state: RootState, note: Callable[[str], decay.NoteFacts]) -> dict[str, tuple[Retirement, ...]]:
-    """What the hand-written ``supersedes`` links of the root's notes retire, by note path
-    (memtree.notes.links.retirements), worked out again only when the index or the tree changed.
+def retirements(state: RootState, note: Callable[[str], decay.NoteFacts]) -> Retirements | None:
+    """What the hand-written ``supersedes`` links of the root's notes retire (memtree.notes.links.retirements;
+    None: nothing), worked out again only when the index or the tree changed.
 
     ``note``: a note's decay facts (their time is a link's day when no entry dates it).
     Why the index is asked first: a memory whose notes never say "supersedes" (nearly every one)
@@ -320,12 +319,12 @@ def retirements(state: RootState, note: Callable[[str], decay.NoteFacts]) -> dic
     stamp = (state.index.version, state.tree_stamp)
     known = state.retired
     if known is not None and known[0] == stamp:
-        found: dict[str, tuple[Retirement, ...]] = known[1]
+        found: Retirements | None = known[1]
         return found
     # the index term of the word a relation line starts with (memtree.notes.links.SUPERSEDES: ``supersed``)
     if next(state.index.vocabulary(text.terms("supersedes")[0]), None) is None:
-        state.retired = (stamp, {})
-        return {}
+        state.retired = (stamp, None)
+        return None
     from memtree.notes import links
     from memtree.search.links import graph
 
@@ -343,19 +342,16 @@ def _day(moment: float) -> date:
         return date.min
 
 
-def _marked(state: RootState, hit: Hit, day: date, retired: Callable[[str], tuple[Retirement, ...]]) -> Hit:
+def _marked(state: RootState, hit: Hit, day: date, retired: Retirements | None) -> Hit:
     """``hit`` with its status on ``day``: ``current``, or the first reason none of its entries held then
     (memtree's marks and the hand-written ``supersedes`` links alike)."""
     from memtree.notes import entries
-    from memtree.notes.links import as_retired
 
     lines = state.read_lines(hit.path)[hit.lines[0] - 1 : hit.lines[1]]
-    found = entries.parse_entries("\n".join(lines))
-    marks = retired(hit.path)
-    offset = hit.lines[0] - 1
-    said = [entries.status(as_retired(e.meta, e.start + offset, e.end + offset, marks), day) for e in found]
-    if not found and marks:
-        said = [entries.status(as_retired(entries.EntryMeta(), 0, -1, marks), day)]
+    metas = [e.meta for e in entries.parse_entries("\n".join(lines))]
+    if retired:
+        metas = [retired.of(hit.path, m) for m in metas or [entries.EntryMeta()]]  # a heading: with its note
+    said = [entries.status(m, day) for m in metas]
     return replace(hit, status="current" if not said or "current" in said else said[0])
 
 
