@@ -593,6 +593,7 @@ def test_search_as_of_a_day_from_the_date_beside_the_search_box(page: Any) -> No
     wait(page, lambda d: "as of 2026-02-01" in by(d, "#search-summary").text)
     wait(page, lambda d: "7 days" in by(d, "#hits > .card").text)
     assert not any("14 days" in h.text for h in all_by(page, "#hits > .card"))
+    shot(page, "as-of")
     # cleared from the keyboard: back to the facts that hold now
     clear = by(page, "#clear-as-of")
     assert clear.is_displayed() and clear.get_attribute("aria-label")
