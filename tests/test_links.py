@@ -93,6 +93,9 @@ def test_links_lists_both_directions_in_text_and_json(linked: Path) -> None:
     assert "bank/infra/deploy.md:3  link  [[infra/redis]]" in out.stdout
     doc = json.loads(run("links", "bank/infra/redis-old.md", "--root", str(linked), "--json").stdout)
     assert doc["node"] == "infra/redis-old" and doc["outgoing"] == []
+    # a link's target as written names its note, as `get` reads it
+    written = run("links", "[[infra/redis-old#e-2222222222]]", "--root", str(linked), "--json")
+    assert written.exit_code == 0 and json.loads(written.stdout) == doc
     (back,) = doc["incoming"]
     assert back["source"] == "bank/infra/redis.md" and back["kind"] == "supersedes" and back["target_line"] == 3
 

@@ -309,7 +309,10 @@ def get(
 @app.command()
 @_errors
 def links(
-    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md; .md optional).")],
+    ref: Annotated[
+        str,
+        typer.Argument(help="A node id (identity/values), a path (bank/x.md; .md optional) or a link target (x#e-1)."),
+    ],
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:

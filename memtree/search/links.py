@@ -40,10 +40,11 @@ def graph(state: RootState, tree: Tree | None = None) -> Graph:
 
 
 def note_links(state: RootState, ref: str) -> NoteLinks:
-    """The links out of and into the note ``ref`` names (a node id or a path, ``.md`` optional)."""
+    """The links out of and into the note ``ref`` names (a node id, a path, ``.md`` optional, or a link's
+    target: ``note#entry-id`` names its note, as `get` reads it)."""
     store.check_name(ref, "links")
     found = graph(state)
-    path = found.path_of(ref)
+    path = found.path_of(ref) or found.path_of(links.target(ref).note)
     if path is None:
         raise QueryError(
             f"no node or note named {ref[:200]!r} in {state.root} "
