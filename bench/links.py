@@ -3,7 +3,8 @@ what a note without links costs.
 
 On an existing root (``--root``, e.g. the sample) or on a generated tree of ``--notes`` notes of 20 entries
 each, a share ``--linked`` of which hold three links (one typed, one to an entry, one plain). Search never
-reads links (nothing of it changes), so what is measured is what `memtree links`, `check` and renames pay.
+reads links only for hand-written ``supersedes`` lines, once per index version, and only when the index holds
+the word (memtree.search.query.retirements): that is measured too, with and without the word.
 
     python bench/links.py --root .
     python bench/links.py --notes 5000 --linked 0.05
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memtree import MemTree
 from memtree.notes import links, store
+from memtree.search import query
 from memtree.search.links import graph
 
 
@@ -94,12 +96,22 @@ def main() -> None:
         for text, f in zip(texts, plain, strict=False):
             links.parse(f.path, text)
         per_note_us = (time.perf_counter() - t0) / max(1, len(texts)) * 1e6
+        facts = query.decay.note_facts
+
+        def retired() -> None:
+            mt.state.retired = None  # as a new process, or the first search after a write, finds it
+            query.retirements(mt.state, lambda p: facts(p, mt.state.read_lines(p), 0.0))
+
+        retired_ms = timed(retired)
+        found = query.retirements(mt.state, lambda p: facts(p, [], 0.0))
+        n_retired = len(found.notes) + len(found.entries) if found else 0
     print(f"notes {len(disk)}, with links {len(g.links)}, links {n_links}")
     print(f"scan, cold (every note read):        {cold_ms:8.1f} ms")
     print(f"scan, from .memtree/links.json:      {warm_ms:8.1f} ms  (of which the walk of the notes {walk_ms:.1f} ms)")
     print(f"memtree links (one note, in-process):{one_ms:8.1f} ms")
     print(f"scan + every link resolved (check):  {dangling_ms:8.1f} ms")
     print(f"parse of a note without links:       {per_note_us:8.2f} µs")
+    print(f"search's supersedes retirements:     {retired_ms:8.1f} ms  ({n_retired} retired; once per index version)")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ KEYS: dict[str, frozenset[str]] = {
         "search --batch": f"{_SEARCH} id",
         "search --batch (bad line)": "id line error hits",
         "context": "markdown sources tokens budget left_out_count",
-        "get": "path node keywords text",
+        "get": "path node keywords text target_line",
         "links": "path node outgoing incoming",
         "hook": "event output",
         "claude": "user project",
@@ -188,6 +188,7 @@ _TYPES: dict[str, str | tuple[str, ...]] = {
     "strategy": (_S, "null"),
     "supersedes": (_S, "null"),
     "target": (_S, "null"),
+    "target_line": (_I, "null"),
     "term_stats": _A,
     "terms": _A,
     "text": _S,
@@ -318,7 +319,7 @@ def context(ctx: Context) -> Json:
 
 def note(n: Note) -> Json:
     """`get --json`."""
-    return {"path": n.path, "node": n.node, "keywords": list(n.keywords), "text": n.text}
+    return {"path": n.path, "node": n.node, "keywords": list(n.keywords), "text": n.text, "target_line": n.line}
 
 
 def link(r: Resolved) -> Json:

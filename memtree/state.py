@@ -72,6 +72,7 @@ class RootState:
         self.semantic: Any = None  # memtree.search.semantic.Layer once asked for (it loads nothing until used)
         self.semantic_noticed = False
         self.note_facts: dict[str, tuple[tuple[int, int], Any]] = {}  # path → (stat, decay.NoteFacts)
+        self.retired: tuple[object, Any] | None = None  # (index stamp, what hand-written supersedes links retire)
         self._tree_file = os.path.join(self.root, treemod.TREE_FILE)  # stat'ed by every search: joined once
         self._tree: treemod.Tree | None = None
         self._tree_stamp: tuple[int, int] | None = None

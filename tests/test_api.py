@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memtree import MemTree
+from memtree import MemTree, schema
 from memtree.errors import EmptyMemory, MemtreeError, QueryError, RootNotFound
 from memtree.notes.root import find_root, init
 
@@ -142,6 +142,29 @@ def test_get_by_node_id_and_by_path(sample_root: Path) -> None:
     assert by_id.text == by_path.text == expected
     assert by_id.node == by_path.node == "identity/values"
     assert "가치관" in by_id.keywords
+
+
+def test_get_takes_every_form_a_link_names_a_note_by(sample_root: Path) -> None:
+    # Why: get had its own rule (a node id, else the exact path) while [[links]] named notes more ways
+    mt = MemTree(sample_root)
+    made = mt.add("Redis 풀 크기는 80이다", to="infra/redis")
+    entry_id = made.entry_id  # type: ignore[union-attr]
+    expected = (sample_root / "bank/identity/values.md").read_text(encoding="utf-8")
+    for ref in ("identity/values.md", "bank/identity/values", "[[identity/values]]", "identity/values|가치관"):
+        found = mt.get(ref)
+        assert (found.path, found.node, found.text, found.line) == (
+            "bank/identity/values.md",
+            "identity/values",
+            expected,
+            None,
+        ), ref
+    heading = mt.get("identity/values#2. 틀린 기억은 없는 기억보다 나쁘다")
+    assert heading.path == "bank/identity/values.md" and heading.line == 16
+    entry = mt.get(f"infra/redis#{entry_id}")
+    assert entry.path == "bank/infra/redis.md" and f"id={entry_id}" in entry.text.split("\n")[entry.line - 1]  # type: ignore[operator]
+    with pytest.raises(QueryError, match="no entry or heading 'e-nowhere'"):
+        mt.get("identity/values#e-nowhere")
+    assert schema.note(entry)["target_line"] == entry.line
 
 
 @pytest.mark.parametrize("ref", ["nope/none", "identity", "../tree-index.json", "/etc/hostname", "bank/identity"])

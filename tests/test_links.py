@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from typer.testing import CliRunner, Result
 
 from memtree import MemTree
 from memtree.cli.app import app
-from memtree.notes import links
+from memtree.notes import links, store
 from memtree.notes import tree as treemod
 
 HAS_GIT = shutil.which("git") is not None
@@ -92,6 +93,9 @@ def test_links_lists_both_directions_in_text_and_json(linked: Path) -> None:
     assert "bank/infra/deploy.md:3  link  [[infra/redis]]" in out.stdout
     doc = json.loads(run("links", "bank/infra/redis-old.md", "--root", str(linked), "--json").stdout)
     assert doc["node"] == "infra/redis-old" and doc["outgoing"] == []
+    # a link's target as written names its note, as `get` reads it
+    written = run("links", "[[infra/redis-old#e-2222222222]]", "--root", str(linked), "--json")
+    assert written.exit_code == 0 and json.loads(written.stdout) == doc
     (back,) = doc["incoming"]
     assert back["source"] == "bank/infra/redis.md" and back["kind"] == "supersedes" and back["target_line"] == 3
 
@@ -254,3 +258,101 @@ def test_a_damaged_cache_is_read_past_and_a_korean_name_in_nfd_is_found(make_roo
     assert [r.link.note for r in mt.links("ref").outgoing] == ["가치관"]
     cache.write_text("{not json", encoding="utf-8")
     assert [r.link.note for r in mt.links("ref").outgoing] == ["가치관"]
+
+
+# --- hand-written supersedes lines retire their target (current by default, --as-of) -----------------
+
+KST = timezone(timedelta(hours=9))
+APR = datetime(2026, 4, 1, 10, 0, tzinfo=KST)
+CACHE_OLD = (
+    "# Cache\n\n"
+    "- Cache TTL is 60 seconds, tuned by 정민 <!-- memtree: id=e-20260110-aaaa0001; "
+    "created=2026-01-10T10:00:00+09:00 -->\n"
+    "- 캐시 만료 시간은 60초다 <!-- memtree: id=e-20260110-aaaa0002; created=2026-01-10T10:00:00+09:00 -->\n"
+)
+
+
+def _search(mt: MemTree, query: str, as_of: date | None = None) -> list[tuple[str, str]]:
+    return [(h.text, h.status) for h in mt.search(query, now=APR, as_of=as_of, cache=False).hits]
+
+
+def test_a_hand_written_supersedes_line_retires_its_entry_from_the_day_of_the_entry_holding_it(
+    make_root: Callable[..., Path],
+) -> None:
+    # Why: only memtree's own superseded= mark counted; a person's `- supersedes [[…]]` changed nothing
+    root = make_root(
+        {
+            "bank/infra/cache.md": CACHE_OLD,
+            "bank/infra/cache-now.md": (
+                "# Cache now\n\n"
+                "- supersedes [[infra/cache#e-20260110-aaaa0001]]: Cache TTL is 300 seconds "
+                "<!-- memtree: id=e-20260301-bbbb0001; created=2026-03-01T09:00:00+09:00 -->\n"
+                "- 캐시 만료 시간은 300초다\n"
+                "- supersedes [[infra/cache.md#e-20260110-aaaa0002]]\n"
+            ),
+            # nested under an entry memtree wrote: the line belongs to that entry, and takes its day
+            "bank/infra/queue.md": (
+                "# Queue\n\n"
+                "- Queue depth is 5 <!-- memtree: id=e-20260105-cccc0001; created=2026-01-05T09:00:00+09:00 -->\n"
+                "- Queue depth is 9 <!-- memtree: id=e-20260207-cccc0002; created=2026-02-07T09:00:00+09:00 -->\n"
+                "  - supersedes [[infra/queue#e-20260105-cccc0001]]\n"
+            ),
+        }
+    )
+    noon = datetime(2026, 3, 22, 12, 0, tzinfo=timezone.utc).timestamp()  # that day in every time zone but ±12
+    os.utime(root / "bank/infra/cache-now.md", (noon, noon))  # the note's time: when it was last changed
+    mt = MemTree(root, refresh_interval=0)
+    now = _search(mt, "Cache TTL seconds")
+    assert now and "300 seconds" in now[0][0] and not any("60 seconds" in t for t, _ in now)
+    then = _search(mt, "Cache TTL seconds", as_of=date(2026, 2, 1))
+    assert then and "60 seconds" in then[0][0] and then[0][1] == "current"
+    # only the retired entry answers: served, marked with the day and the entry that replaced it
+    assert _search(mt, "정민")[0][1] == "superseded 2026-03-01 by e-20260301-bbbb0001"
+    # a line of its own, with no entry to date it: the note's time
+    korean = _search(mt, "캐시 만료 시간")
+    assert korean and "300초" in korean[0][0] and not any("60초" in t for t, _ in korean)
+    assert any("60초" in t for t, _ in _search(mt, "캐시 만료 시간", as_of=date(2026, 3, 21)))
+    assert not any("60초" in t for t, _ in _search(mt, "캐시 만료 시간", as_of=date(2026, 3, 22)))
+    marks = links.retirements(links.scan(root, store.walk(root)[0], {}), lambda path: date(2020, 1, 1))
+    assert marks.entries["e-20260105-cccc0001"] == links.Retirement(date(2026, 2, 7), "e-20260207-cccc0002")
+
+
+def test_a_supersedes_line_to_a_whole_note_retires_every_entry_of_it_and_a_heading_retires_nothing(
+    make_root: Callable[..., Path],
+) -> None:
+    root = make_root(
+        {
+            "bank/team/deploy-old.md": "# 배포 규칙\n\n배포는 목요일 오후에 한다.\n\n- 배포 승인은 팀장이 한다.\n",
+            "bank/team/deploy.md": (
+                "---\nupdated: 2026-03-01\n---\n# 배포 규칙 (새)\n\n"
+                "- 배포는 화요일 오전에 한다.\n- supersedes [[team/deploy-old]]\n"
+                "- supersedes [[team/deploy-old#배포 규칙]]\n- supersedes [[team/nowhere]]\n"
+            ),
+            "bank/team/other.md": "# Other\n\n- supersedes [[team/deploy#배포 규칙 (새)]]\n",
+        }
+    )
+    mt = MemTree(root, refresh_interval=0)
+    now = _search(mt, "배포")  # other.md's link to deploy.md's heading retires none of deploy.md
+    assert any("화요일" in t for t, _ in now) and not any("목요일" in t for t, _ in now)
+    assert _search(mt, "팀장 승인")[0][1] == "superseded 2026-03-01 by bank/team/deploy.md:7"
+    then = _search(mt, "배포", as_of=date(2026, 2, 1))
+    assert any("목요일" in t for t, _ in then)  # it held then (the new note, undated by entries, too)
+    marks = links.retirements(links.scan(root, store.walk(root)[0], {}), lambda path: date(2026, 1, 1))
+    assert set(marks.notes) == {"bank/team/deploy-old.md"}  # the dangling link retires nothing
+
+
+def test_search_reads_no_links_until_a_note_says_supersedes_and_then_sees_the_new_line(
+    make_root: Callable[..., Path],
+) -> None:
+    root = make_root({"bank/infra/cache.md": CACHE_OLD, "bank/infra/deploy.md": DEPLOY})
+    mt = MemTree(root, refresh_interval=0)
+    assert any("60 seconds" in t for t, _ in _search(mt, "Cache TTL"))
+    assert not (root / store.STATE_DIR / links.CACHE_FILE).exists()  # no scan of the notes' links
+    (root / "bank/infra/cache-now.md").write_text(
+        "# Cache now\n\n- Cache TTL is 300 seconds\n- supersedes [[infra/cache#e-20260110-aaaa0001]]\n",
+        encoding="utf-8",
+    )
+    noon = datetime(2026, 3, 22, 12, 0, tzinfo=timezone.utc).timestamp()
+    os.utime(root / "bank/infra/cache-now.md", (noon, noon))  # written before the day asked (APR)
+    now = _search(mt, "Cache TTL")
+    assert any("300 seconds" in t for t, _ in now) and not any("60 seconds" in t for t, _ in now)

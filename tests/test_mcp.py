@@ -192,6 +192,7 @@ def test_stdio_every_tool_answers_with_the_schema_objects(sample_root: Path, tmp
         assert whole == {"path": "bank/identity/values.md", "node": "identity/values"} | {
             "keywords": whole["keywords"],
             "text": text,
+            "target_line": None,
         }
         part = await call(client, "get", ref="bank/identity/values.md", start=2, end=3)
         assert part["text"] == "".join(text.splitlines(keepends=True)[1:3])

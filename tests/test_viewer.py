@@ -45,6 +45,13 @@ RENDER = (
     '```bash\necho "코드블록마커"\n```\n\n'
     "- 긴 항목 첫 줄\n  둘째 줄\n  셋째 줄\n  넷째 줄\n  다섯째 줄\n  여섯째 줄\n  일곱째 줄 접힘확인\n  여덟째 줄\n"
 )
+CHANGED = (  # a fact whose value changed on 2026-03-01: the old value kept, marked superseded
+    "# Kafka\n\n"
+    "- Kafka retention is 7 days, as 정민 set it "
+    "<!-- memtree: id=e-20260110-cafe0001; created=2026-01-10T10:00:00+09:00; superseded=2026-03-01; "
+    "by=e-20260301-cafe0002 -->\n"
+    "- Kafka retention is 14 days <!-- memtree: id=e-20260301-cafe0002; created=2026-03-01T10:00:00+09:00 -->\n"
+)
 REDIS_OLD = "Redis 연결 풀 크기는 10이면 충분하다"
 REDIS_NEW = "Redis 연결 풀은 필요 없다"  # its negation in other words: a conflict
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -61,7 +68,11 @@ def make_root(base: Path) -> Path:
     for part in ("bank", "memory", "recall", "tree-index.json"):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy2)(REPO / part, root / part)
     now = datetime.now().astimezone().isoformat(timespec="seconds")  # the newest cards, on the first page
-    for name, text in (("security/xss.md", XSS.replace("{now}", now)), ("render/sample.md", RENDER)):
+    for name, text in (
+        ("security/xss.md", XSS.replace("{now}", now)),
+        ("render/sample.md", RENDER),
+        ("infra/kafka.md", CHANGED),
+    ):
         (root / "bank" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "bank" / name).write_text(text, encoding="utf-8")
     mt = MemTree(root)
@@ -289,6 +300,26 @@ def test_the_write_contract_verbs_answer_their_cli_shapes(sample_root: Path) -> 
     assert "keyword" in found["hits"][0]["explain"] and found["hits"][0]["matched"]
     with pytest.raises(verbs.BadRequest):
         verbs.call(mt, "import", {"document": "not an object"})
+
+
+def test_explain_answers_as_of_a_day_and_marks_what_no_longer_holds(served: Served) -> None:
+    cookie = served.session()
+
+    def texts(args: dict[str, Any]) -> list[tuple[str, str]]:
+        status, doc = served.call("explain", args, cookie)
+        assert status == 200, doc
+        return [(h["text"], h["status"]) for h in doc["hits"]]
+
+    now = texts({"query": "Kafka retention"})
+    assert "14 days" in now[0][0] and not any("7 days" in t for t, _ in now)
+    then = texts({"query": "Kafka retention", "as_of": "2026-02-01"})
+    assert "7 days" in then[0][0] and then[0][1] == "current" and not any("14 days" in t for t, _ in then)
+    assert texts({"query": "Kafka retention", "as_of": None})[0] == now[0]  # null: now, as the page sends it
+    # only the old value answers: it is served, marked as search marks it
+    past = texts({"query": "정민"})
+    assert past and "7 days" in past[0][0] and past[0][1] == "superseded 2026-03-01 by e-20260301-cafe0002"
+    status, doc = served.call("explain", {"query": "Kafka", "as_of": "last week"}, cookie)
+    assert status == 400 and "--as-of wants a day" in doc["error"] and "\n" not in doc["error"]
 
 
 # --- the page, in a real browser ------------------------------------------------------------------------
@@ -538,6 +569,45 @@ def test_search_highlights_and_explains_within_one_bank_or_all(page: Any) -> Non
     by(page, "#clear-search").click()
     Select(by(page, "#search-bank")).select_by_value("")
     assert by(page, "#cards").is_displayed()
+
+
+def test_search_as_of_a_day_from_the_date_beside_the_search_box(page: Any) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    field = by(page, "#search-query")
+    field.clear()
+    field.send_keys("Kafka retention", Keys.ENTER)
+    wait(page, lambda d: "14 days" in by(d, "#hits > .card").text)
+    assert "as of" not in by(page, "#search-summary").text and not all_by(page, "#hits .badge.past")
+    assert by(page, "#search-as-of").get_attribute("type") == "date"
+    assert by(page, "label[for=search-as-of]").text == "as of" and by(page, "#clear-as-of").is_displayed() is False
+    by(page, "#search-as-of").click()  # a person types the day into the date's fields
+    by(page, "#search-as-of").send_keys("02012026")
+    if by(page, "#search-as-of").get_attribute("value") != "2026-02-01":  # another locale orders the fields otherwise
+        js(
+            page,
+            "const f = arguments[0]; f.value = '2026-02-01'; f.dispatchEvent(new Event('change'))",
+            by(page, "#search-as-of"),
+        )
+    wait(page, lambda d: "as of 2026-02-01" in by(d, "#search-summary").text)
+    wait(page, lambda d: "7 days" in by(d, "#hits > .card").text)
+    assert not any("14 days" in h.text for h in all_by(page, "#hits > .card"))
+    shot(page, "as-of")
+    # cleared from the keyboard: back to the facts that hold now
+    clear = by(page, "#clear-as-of")
+    assert clear.is_displayed() and clear.get_attribute("aria-label")
+    js(page, "arguments[0].focus()", clear)
+    ActionChains(page).send_keys(Keys.ENTER).perform()
+    wait(page, lambda d: "as of" not in by(d, "#search-summary").text and "14 days" in by(d, "#hits > .card").text)
+    assert by(page, "#search-as-of").get_attribute("value") == "" and not clear.is_displayed()
+    assert js(page, "return document.activeElement.id") == "search-as-of"
+    # when only the old value answers, it is shown marked
+    field.clear()
+    field.send_keys("정민", Keys.ENTER)
+    wait(page, lambda d: all_by(d, "#hits .badge.past"))
+    assert by(page, "#hits .badge.past").text == "superseded 2026-03-01 by e-20260301-cafe0002"
+    by(page, "#clear-search").click()
 
 
 def test_a_search_shows_its_results_from_whichever_view_it_was_started(page: Any) -> None:

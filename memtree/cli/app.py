@@ -304,12 +304,18 @@ def context(
 def get(
     ref: Annotated[
         str,
-        typer.Argument(help="A node id (identity/values) or a path (bank/x.md); user:REF: one of your own root's."),
+        typer.Argument(
+            help="A node id (identity/values), a path (bank/x.md; bank/ and .md optional) "
+            "or a link's target (identity/values#e-…, identity/values#Heading); user:REF: one of your own root's."
+        ),
     ],
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:
-    """Print one note by node id or path."""
+    """Print one note by node id, path or link target (NOTE#ENTRY-ID, NOTE#HEADING), named as [[links]] name it.
+
+    With --json, `target_line` is where the entry or heading named after # starts (null without #).
+    """
     note = _open(root).get(ref)
     if json:
         _dump(schema.note(note))
@@ -320,7 +326,10 @@ def get(
 @app.command()
 @_errors
 def links(
-    ref: Annotated[str, typer.Argument(help="A node id (identity/values) or a path (bank/x.md; .md optional).")],
+    ref: Annotated[
+        str,
+        typer.Argument(help="A node id (identity/values), a path (bank/x.md; .md optional) or a link target (x#e-1)."),
+    ],
     root: RootOption = None,
     json: JsonOption = False,
 ) -> None:

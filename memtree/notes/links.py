@@ -12,6 +12,11 @@ the links on its line::
 Only :data:`RELATIONS` are typed (docs/concepts/links.md says why these three); any other link is a
 plain ``link``. Links inside fenced code and inline code are text, not links.
 
+A ``supersedes`` link written by hand retires its target the way memtree's own ``superseded=`` mark
+does (:func:`retirements`, :meth:`Retirements.of`): the entry it names, or every entry of the note it names,
+stops holding on the day of the entry holding the line (else of the note holding it), for search's
+current-by-default and ``--as-of`` alike.
+
 Backlinks are derived, never written: :func:`scan` reads the notes of the tiers once and keeps each
 note's links in ``.memtree/links.json`` keyed by the note's mtime and size, so a later scan reads only
 the notes that changed; a note without ``[[`` costs one substring test when read and nothing after.
@@ -30,6 +35,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import orjson
@@ -37,7 +43,17 @@ import orjson
 from memtree.errors import MemtreeError
 from memtree.notes import store
 from memtree.notes.chunks import FENCE
-from memtree.notes.entries import META_RE, SPLIT_MARKER, parse_meta
+from memtree.notes.entries import (
+    META_RE,
+    SPLIT_MARKER,
+    SUPERSEDED,
+    UPDATED,
+    EntryMeta,
+    day_of,
+    parse_entries,
+    parse_meta,
+    retired,
+)
 
 RELATIONS = ("supersedes", "relates_to", "contradicts")
 """The typed relations: each has a meaning memtree shows (`memtree links`, the viewer) or acts on."""
@@ -129,6 +145,17 @@ def candidates(ref: str) -> list[tuple[str, str]]:
     if not r.startswith(tuple(t + "/" for t in store.TIERS)):
         out += [("path", f"{BANK}/{r}")] + ([] if r.endswith(store.NOTE_SUFFIXES) else [("path", f"{BANK}/{r}.md")])
     return out
+
+
+def target(ref: str) -> Link:
+    """A ref read as a link's target (``note``, ``note#entry-id``, ``note#heading``, ``|alias`` and the
+    brackets optional): the one reading `memtree get` and links share."""
+    r = ref.strip()
+    if r.startswith("[[") and r.endswith("]]"):
+        r = r[2:-2]
+    r = r.split("|", 1)[0]
+    note, _, anchor = r.partition("#")
+    return Link("", 0, PLAIN, note.strip(), anchor.strip())
 
 
 def resolve(ref: str, node_path: Callable[[str], str | None], note: Callable[[str], str | None]) -> str | None:
@@ -230,6 +257,7 @@ class Graph:
     links: dict[str, tuple[Link, ...]]  # note path → its links (only notes that have some)
     notes: frozenset[str]  # every note path scanned
     node_paths: Mapping[str, str | None]  # node id → its note path
+    exists: Callable[[str], str | None] | None = None  # path → the note there, or None; default: among ``notes``
     _anchors: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
     _parts: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _paths: dict[str, str | None] = field(default_factory=dict, repr=False)
@@ -239,7 +267,7 @@ class Graph:
         """The note ``ref`` names, by :func:`resolve` (each ref resolved once)."""
         if ref not in self._paths:
             if self._note is None:
-                self._note = lookup(self.notes)
+                self._note = self.exists or lookup(self.notes)
             node_path = self.node_paths.get
             self._paths[ref] = resolve(ref, lambda i: node_path(unicodedata.normalize("NFC", i)), self._note)
         return self._paths[ref]
@@ -292,6 +320,106 @@ class Graph:
     def dangling(self) -> list[Resolved]:
         """Every link that leads nowhere: no such note, or no such entry or heading in it."""
         return [r for links in self.links.values() for r in map(self.follow, links) if r.problem]
+
+
+# --- hand-written supersedes: the one rule of what they retire ----------------------------------------
+
+
+SUPERSEDES = RELATIONS[0]
+
+
+@dataclass(frozen=True)
+class Retirement:
+    """What one hand-written ``supersedes`` link says: from ``day`` on its target is the past, replaced by
+    ``by`` (the id of the entry holding the line, else ``PATH:LINE``)."""
+
+    day: date
+    by: str
+
+
+@dataclass(frozen=True)
+class Retirements:
+    """What the ``supersedes`` links of a memory retire: whole notes by path, entries by id (an entry id is
+    unique in a memory, so an entry keeps its retirement wherever split or a rename moved it)."""
+
+    notes: Mapping[str, Retirement] = field(default_factory=dict)
+    entries: Mapping[str, Retirement] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.notes or self.entries)
+
+    def of(self, path: str, meta: EntryMeta) -> EntryMeta:
+        """``meta`` of an entry of the note at ``path`` as these links leave it: retired on the earliest day
+        one names it (its note or its id), unless memtree's own ``superseded=`` mark is earlier."""
+        found = [r for r in (self.notes.get(path), self.entries.get(meta.id) if meta.id else None) if r is not None]
+        if not found:
+            return meta
+        first = min(found, key=lambda r: (r.day, r.by))
+        own = day_of(meta.extra.get(SUPERSEDED, ""))
+        return meta if own is not None and own <= first.day else retired(meta, first.day, first.by)
+
+
+def retirements(graph: Graph, note_day: Callable[[str], date]) -> Retirements:
+    """What the ``supersedes`` links of ``graph`` retire: the entry an ``#entry-id`` names, else the
+    whole note the link names.
+
+    A link's day is the day of the entry holding its line (``updated=``, else ``created=``; a line
+    nested under a memtree entry belongs to it), else ``note_day(source)`` (memtree.search.decay's note
+    time: frontmatter, a date in the file name, else when the file was last changed). A link to no
+    note, to a heading (no entry has that id) or to the note or entry holding it retires nothing.
+    """
+    notes: dict[str, Retirement] = {}
+    ids: dict[str, Retirement] = {}
+    for source, links in graph.links.items():
+        own = [k for k in links if k.kind == SUPERSEDES]
+        if not own:
+            continue
+        try:
+            lines = store.read_note(graph.root / source).split("\n")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for link in own:
+            path = graph.path_of(link.note)
+            if path is None:
+                continue
+            meta = _entry_meta(lines, link.line)
+            if link.anchor:
+                if link.anchor == meta.id:
+                    continue  # the entry holding the line
+            elif path == source:
+                continue  # the note holding the line
+            day = day_of(meta.extra.get(UPDATED, "")) or day_of(meta.created) or note_day(source)
+            mark = Retirement(day, meta.id or f"{source}:{link.line}")
+            into, key = (ids, link.anchor) if link.anchor else (notes, path)
+            if key not in into or (mark.day, mark.by) < (into[key].day, into[key].by):
+                into[key] = mark
+    return Retirements(notes, ids)
+
+
+def _entry_meta(lines: list[str], line: int) -> EntryMeta:
+    """The metadata of the entry holding 1-based line ``line`` (a relation line, so a list item) of a
+    note: its own, else the first memtree comment on its lines (a relation line nested under an entry
+    ends the block, so the entry's comment sits above it).
+
+    Why only that item's lines are read: reading a note's every entry (their metadata too) for one
+    line cost ~2 ms a note; an item runs from its unindented first line over its indented ones.
+    """
+    top = line - 1
+    while top > 0 and lines[top][:1].isspace() and lines[top - 1].strip():
+        top -= 1
+    bottom = line
+    while bottom < len(lines) and lines[bottom][:1].isspace() and lines[bottom].strip():
+        bottom += 1
+    found = parse_entries("\n".join(lines[top:bottom]))
+    if not found:
+        return EntryMeta()
+    if found[0].meta.id or found[0].meta.created:
+        return found[0].meta
+    for text in lines[top:bottom]:
+        m = META_RE.search(text) if "memtree:" in text else None
+        if m:
+            return parse_meta(m.group("body"))
+    return found[0].meta
 
 
 def scan(root: Path, files: Iterable[store.FileStat], node_paths: Mapping[str, str | None]) -> Graph:

@@ -32,6 +32,7 @@ from memtree.notes.scopes import SCOPE_RE, visible
 
 if TYPE_CHECKING:
     from memtree.config import DecaySettings
+    from memtree.notes.links import Retirements
 
 DAY_S = 86_400.0
 
@@ -125,22 +126,33 @@ class ChunkFacts:
     held: bool = True
 
 
-def chunk_facts(chunk_text: str, note: NoteFacts, day: dt.date | None = None) -> ChunkFacts:
+def chunk_facts(
+    chunk_text: str,
+    note: NoteFacts,
+    day: dt.date | None = None,
+    retired: Retirements | None = None,
+    path: str = "",
+) -> ChunkFacts:
     """The time and scopes of a chunk: each entry's metadata, else its note's facts; the newest time.
 
     With ``day``: whether the chunk held then — a chunk of entries all superseded, expired or not
-    yet written on that day did not; one without entries (a heading, a table) always does.
+    yet written on that day did not; one without entries (a heading, a table) always does, unless
+    its whole note was superseded. ``retired``: what hand-written ``supersedes`` links retire
+    (memtree.notes.links.retirements), ``path``: the chunk's note.
     """
-    if "memtree:" not in chunk_text:
+    if "memtree:" not in chunk_text and not (retired and path in retired.notes):
         return ChunkFacts(note.time, note.origin, (note.scope,))
     times: list[tuple[float, str]] = []
     scopes: list[str] = []
     found = entries.parse_entries(chunk_text)
+    metas = [e.meta for e in found]
+    if retired:
+        metas = [retired.of(path, m) for m in metas or [entries.EntryMeta()]]  # a heading: with its note
     for e in found:
         stamp = parse_time(e.meta.created)
         times.append((stamp, "entry") if stamp is not None else (note.time, note.origin))
         scopes.append(e.meta.scope or note.scope)
-    held = day is None or not found or any(entries.held(e.meta, day) for e in found)
+    held = day is None or not metas or any(entries.held(m, day) for m in metas)
     if not times:
         return ChunkFacts(note.time, note.origin, (note.scope,), held)
     newest, origin = max(times)
@@ -212,9 +224,10 @@ class Adjuster:
         decay: bool = True,
         day: dt.date | None = None,
         past: bool = False,
+        retired: Retirements | None = None,
     ) -> None:
         self.now, self.chain, self.recalls, self.note = now, chain, recalls, note
-        self.day, self.past, self.past_hidden = day, past, 0
+        self.day, self.past, self.past_hidden, self.retired = day, past, 0, retired
         self.weighs = decay or chain is not None
         """Whether it changes scores at all (decay or a scope); else it only filters by ``day``."""
         self.recency_boost, self.scope_boost, self.curve, self.decay = recency_boost, scope_boost, curve, decay
@@ -224,7 +237,7 @@ class Adjuster:
 
     def factors(self, path: str, chunk_text: str, keys: tuple[str, ...]) -> Factors | None:
         """The chunk's multipliers, or None when it is out of the current scope or did not hold on ``day``."""
-        facts = chunk_facts(chunk_text, self.note(path), self.day)
+        facts = chunk_facts(chunk_text, self.note(path), self.day, self.retired, path)
         if not visible(facts.scopes, self.chain):
             return None
         if not facts.held and not self.past:

@@ -15,6 +15,7 @@ from memtree.notes import links, store
 
 if TYPE_CHECKING:
     from memtree.notes.links import Graph, Resolved
+    from memtree.notes.tree import Tree
     from memtree.state import RootState
 
 
@@ -28,21 +29,22 @@ class NoteLinks:
     incoming: tuple[Resolved, ...]
 
 
-def graph(state: RootState) -> Graph:
+def graph(state: RootState, tree: Tree | None = None) -> Graph:
     """Every link of the root's notes (bank/, memory/, recall/, as the chunk index lists them), resolved
-    against its nodes."""
+    against the nodes of ``tree`` (default: the root's, which must be readable)."""
     state.fresh()  # Why the index's notes: it has just looked at the disk, so no second walk is needed
     files = [store.stat_of(store.FileStat, (p, e.tier, e.mtime_ns, e.size)) for p, e in state.index.files.items()]
-    tree = state.parsed_tree()
+    tree = state.parsed_tree() if tree is None else tree
     node_paths = {unicodedata.normalize("NFC", n.id): n.path for n in tree.nodes if n.path}
     return links.scan(state.root, files, node_paths)
 
 
 def note_links(state: RootState, ref: str) -> NoteLinks:
-    """The links out of and into the note ``ref`` names (a node id or a path, ``.md`` optional)."""
+    """The links out of and into the note ``ref`` names (a node id, a path, ``.md`` optional, or a link's
+    target: ``note#entry-id`` names its note, as `get` reads it)."""
     store.check_name(ref, "links")
     found = graph(state)
-    path = found.path_of(ref)
+    path = found.path_of(ref) or found.path_of(links.target(ref).note)
     if path is None:
         raise QueryError(
             f"no node or note named {ref[:200]!r} in {state.root} "

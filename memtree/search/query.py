@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -24,6 +25,7 @@ from memtree.search.result import Hit, SearchResult, quote_query
 from memtree.text import terms as text
 
 if TYPE_CHECKING:
+    from memtree.notes.links import Retirements
     from memtree.search.context import Context
     from memtree.search.fusion import Fused
     from memtree.search.semantic import Layer
@@ -62,6 +64,7 @@ class Note:
     node: str | None
     text: str
     keywords: tuple[str, ...] = ()
+    line: int | None = None  # where the entry or heading the ref named starts (``note#anchor``)
 
 
 def search(
@@ -194,9 +197,9 @@ def search(
     result, adjust, sem = ranked(past=False)
     if not result.hits and adjust.past_hidden and as_of is None:
         # Why: nothing current answers, yet the past does — served, each hit marked as the past
-        past, _, _ = ranked(past=True)
+        past, then, _ = ranked(past=True)
         if past.hits:
-            result = replace(past, hits=tuple(_marked(state, h, day) for h in past.hits))
+            result = replace(past, hits=tuple(_marked(state, h, day, then.retired) for h in past.hits))
     notices = [*state.settings.warnings, *state.warnings, *([unreadable] if unreadable else []), *state.dangling]
     if layer is not None and layer.notice and not state.semantic_noticed:
         notices.append(layer.notice)  # said once per state: the downgrade is news only once
@@ -267,29 +270,45 @@ def _both(
 
 
 def get(state: RootState, ref: str, now: datetime) -> Note:
-    """A note by node id or root-relative path (counted as an access of it at ``now``)."""
+    """A note by node id or path, or by a link's target (``note#entry-id``, ``note#heading``: ``line``
+    says where that starts), named as links name notes (memtree.notes.links); counted as an access at ``now``."""
+    from memtree.notes import links
+
     store.check_name(ref, "get")
     tree = state.tree()
     node = tree.by_id.get(ref.strip("/"))
     if node is not None and node.path is None:
         children = ", ".join(node.children) or "none"
         raise QueryError(f"node '{node.id}' is a category with no file; its children: {children}")
-    path = node.path if node is not None and node.path else ref
+    # Why the disk, not the index: get serves bank/_archive/ and a note written a moment ago too.
     # Why one rule (store.served): get must never hand out .memtree/serve.token, .git/config or memtree.yaml
-    full = store.served(state.root, path)
-    if full is None:
+    node_paths = {unicodedata.normalize("NFC", n.id): n.path for n in tree.nodes if n.path}
+    graph = links.Graph(state.root, {}, frozenset(state.index.files), node_paths, exists=_served(state))
+    whole = links.Link("", 0, links.PLAIN, ref.strip())
+    found = graph.follow(whole) if graph.path_of(whole.note) else graph.follow(links.target(ref))
+    if found.path is None:
         raise QueryError(
             f"no node or note named {ref[:200]!r} in {state.root} "
             "(memtree serves the Markdown notes of bank/, memory/ and recall/)"
         )
-    node = node or tree.by_path.get(path)
+    if found.problem:
+        raise QueryError(found.problem[:300])
+    path, full = found.path, store.served(state.root, found.path)
+    if full is None:  # gone since it was looked up
+        raise QueryError(f"no node or note named {ref[:200]!r} in {state.root}")
+    node = tree.by_path.get(path)
     try:
         body = store.read_note(full)
     except UnicodeDecodeError:
         raise MemtreeError(f"{path}: not UTF-8 text") from None
     if state.settings.search.reinforce:
         state.usage().accessed([path], now.timestamp())
-    return Note(path, node.id if node else None, body, node.keywords if node else ())
+    return Note(path, node.id if node else None, body, node.keywords if node else (), found.line)
+
+
+def _served(state: RootState) -> Callable[[str], str | None]:
+    """``path → path`` when it is a note memtree serves (memtree.notes.store.served), else None."""
+    return lambda path: path if store.served(state.root, path) is not None else None
 
 
 def _adjuster(
@@ -324,16 +343,54 @@ def _adjuster(
         decay=settings.decay,  # search.decay: whether search weighs hits by it at all
         day=day,
         past=past,
+        retired=retirements(state, note),
     )
 
 
-def _marked(state: RootState, hit: Hit, day: date) -> Hit:
-    """``hit`` with its status on ``day``: ``current``, or the first reason none of its entries held then."""
+def retirements(state: RootState, note: Callable[[str], decay.NoteFacts]) -> Retirements | None:
+    """What the hand-written ``supersedes`` links of the root's notes retire (memtree.notes.links.retirements;
+    None: nothing), worked out again only when the index or the tree changed.
+
+    ``note``: a note's decay facts (their time is a link's day when no entry dates it).
+    Why the index is asked first: a memory whose notes never say "supersedes" (nearly every one)
+    then pays one look-up of a term, not a scan of every note's links.
+    """
+    stamp = (state.index.version, state.tree_stamp)
+    known = state.retired
+    if known is not None and known[0] == stamp:
+        found: Retirements | None = known[1]
+        return found
+    # the index term of the word a relation line starts with (memtree.notes.links.SUPERSEDES: ``supersed``)
+    if next(state.index.vocabulary(text.terms("supersedes")[0]), None) is None:
+        state.retired = (stamp, None)
+        return None
+    from memtree.notes import links
+    from memtree.search.links import graph
+
+    tree, _ = state.routing_tree()  # Why not parsed_tree: a broken tree-index.json must not stop search
+    found = links.retirements(graph(state, tree), lambda path: _day(note(path).time))
+    state.retired = (stamp, found)
+    return found
+
+
+def _day(moment: float) -> date:
+    """The local day of an epoch time; a time no calendar holds (a file dated in year 10^6) is the earliest."""
+    try:
+        return datetime.fromtimestamp(moment).date()
+    except (ValueError, OverflowError, OSError):
+        return date.min
+
+
+def _marked(state: RootState, hit: Hit, day: date, retired: Retirements | None) -> Hit:
+    """``hit`` with its status on ``day``: ``current``, or the first reason none of its entries held then
+    (memtree's marks and the hand-written ``supersedes`` links alike)."""
     from memtree.notes import entries
 
     lines = state.read_lines(hit.path)[hit.lines[0] - 1 : hit.lines[1]]
-    found = entries.parse_entries("\n".join(lines))
-    said = [entries.status(e.meta, day) for e in found]
+    metas = [e.meta for e in entries.parse_entries("\n".join(lines))]
+    if retired:
+        metas = [retired.of(hit.path, m) for m in metas or [entries.EntryMeta()]]  # a heading: with its note
+    said = [entries.status(m, day) for m in metas]
     return replace(hit, status="current" if not said or "current" in said else said[0])
 
 

@@ -68,7 +68,10 @@ SearchBudget = Annotated[
 ContextBudget = Annotated[int, Field(ge=1, description="Token budget of the whole block (CJK-aware estimate).")]
 Ref = Annotated[
     str,
-    Field(description="A node id (identity/values) or a path inside the memory (bank/identity/values.md)."),
+    Field(
+        description="A node id (identity/values), a path inside the memory (bank/identity/values.md), "
+        "or a link's target (identity/values#e-…, identity/values#Heading)."
+    ),
 ]
 Line = Annotated[int | None, Field(ge=1, description="A 1-based line number (inclusive), as in a search hit's lines.")]
 Text = Annotated[str, Field(description="The text, in the user's language; secrets in it are redacted.")]
@@ -121,8 +124,9 @@ the quickest way to ground an answer in what the user told you before. Each pass
 Returns {markdown, sources, tokens, budget, left_out_count}; markdown is empty when nothing matches."""
 
 GET_DOC = """Read one note whole, or only its lines start..end (1-based, inclusive: a search hit's `lines`).
-ref is a node id (identity/values) or a path (bank/identity/values.md).
-Returns {path, node, keywords, text}."""
+ref is a node id (identity/values), a path (bank/identity/values.md; bank/ and .md optional) or a link's
+target (identity/values#e-20261201-1a2b3c4d, identity/values#Heading): target_line is where that entry or
+heading is. Returns {path, node, keywords, text, target_line}."""
 
 ADD_DOC = """Remember something worth keeping across conversations: a fact, preference, entity or decision,
 one idea per call, in the user's language (Korean works). memtree redacts secrets, routes the entry to

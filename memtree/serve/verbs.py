@@ -212,8 +212,8 @@ VERBS |= {
     ),
     "version": Verb("a stamp that changes when anything shown may have", {}, _viewer("version")),
     "explain": Verb(
-        "search, each hit with its --explain arithmetic",
-        {"query": _TEXT, "k": _INT, "tier": _STR, "scope": _STR},
+        "search, each hit with its --explain arithmetic (as_of: the facts that held that day)",
+        {"query": _TEXT, "k": _INT, "tier": _STR, "scope": _STR, "as_of": _STR},
         _viewer("explain"),
     ),
 }

@@ -14,7 +14,7 @@ const EXPIRED = "This viewer session has expired (the daemon restarted, or the l
 
 const state = {
   version: null, view: "entries", kind: "", bank: "", node: "", loaded: 0, total: 0,
-  editing: 0, stale: false, banks: [], nodes: [], query: "", searchBank: "", now: Date.now(),
+  editing: 0, stale: false, banks: [], nodes: [], query: "", searchBank: "", asOf: "", now: Date.now(),
   conflicts: [], note: null, back: { view: "entries", y: 0 }, focusConflict: "", expired: false,
 };
 const $ = (id) => document.getElementById(id);
@@ -512,7 +512,8 @@ async function search(query, bank) {
   state.query = query;
   state.searchBank = bank;
   if (!query) { clearSearch(); return; }
-  const doc = await call("explain", { query, k: bank ? 50 : 10 });
+  const asOf = state.asOf;
+  const doc = await call("explain", { query, k: bank ? 50 : 10, as_of: asOf || null });
   const hits = doc.hits.filter((h) => !bank || h.path.startsWith(`bank/${bank}/`) || h.path === `bank/${bank}.md`);
   const list = $("hits");
   list.replaceChildren(...hits.slice(0, 20).map((h, n) => hitCard(h, n + 1)));
@@ -521,11 +522,13 @@ async function search(query, bank) {
   $("cards").hidden = true;
   $("more").hidden = true;
   const why = doc.rejected ? ` — ${doc.rejected}` : "";
-  $("search-summary").textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for “${nfc(query)}”${bank ? ` in ${bank}` : ""}${why}`;
+  const when = asOf ? `, as of ${asOf}` : "";
+  $("search-summary").textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for “${nfc(query)}”${bank ? ` in ${bank}` : ""}${when}${why}`;
 }
 
 function hitCard(hit, rank) {
-  const item = el("li", { class: "card hit", tabindex: "0", "data-path": hit.path, "data-line": hit.lines[0], "data-ids": (hit.ids || []).join(" ") });
+  const past = hit.status && hit.status !== "current"; // superseded, expired or not yet: search marks it so
+  const item = el("li", { class: past ? "card hit past-hit" : "card hit", tabindex: "0", "data-path": hit.path, "data-line": hit.lines[0], "data-ids": (hit.ids || []).join(" "), "data-status": hit.status || "current" });
   item.sideKey = sideKey(hit.path, hit.text || "");
   const body = el("div", { class: "md" });
   body.append(renderMarkdown(hit.text || ""));
@@ -536,7 +539,9 @@ function hitCard(hit, rank) {
     el("p", { text: `matched: ${(hit.matched || []).join(", ") || "—"}${hit.route && hit.route.length ? `; routed by keywords: ${hit.route.join(", ")}` : ""}` }),
   );
   item.append(
-    el("div", { class: "card-head" }, el("span", { class: "rank" }, `${rank}.`), badge(hit.tier, "tier"), el("span", { class: "score" }, `score ${hit.score.toFixed(3)}`)),
+    el("div", { class: "card-head" }, el("span", { class: "rank" }, `${rank}.`), badge(hit.tier, "tier"),
+      past ? badge(hit.status, "past", "no longer current: shown because nothing current answers") : null,
+      el("span", { class: "score" }, `score ${hit.score.toFixed(3)}`)),
     body,
     el("div", { class: "meta" }, el("span", {}, hit.node || "no node"), el("span", { class: "path" }, `${hit.path}:${hit.lines[0]}-${hit.lines[1]}`), ...(hit.ids || []).map((i) => el("span", { class: "id" }, i))),
     explain,
@@ -545,6 +550,14 @@ function hitCard(hit, rank) {
   );
   markConflict(item);
   return item;
+}
+
+// The day search answers for ("" : now): the facts that held then (search's --as-of).
+function setAsOf(day) {
+  state.asOf = day || "";
+  $("search-as-of").value = state.asOf;
+  $("clear-as-of").hidden = !state.asOf;
+  if (state.query) search(state.query, state.searchBank).catch(fail);
 }
 
 function clearSearch() {
@@ -845,12 +858,11 @@ async function loadNote(opened) {
   } else window.scrollTo(0, 0);
 }
 
-// A [[link]]: its note (by the `links` verb, memtree's one rule for naming a note), opened at the
-// entry or heading it names when one of the links into that note says where that is.
+// A [[link]]: its note, opened at the entry or heading it names (`get` reads a link's target by
+// memtree's one rule for naming a note: memtree.notes.links).
 async function followLink(note, anchor) {
-  const doc = await call("links", { ref: note });
-  const into = anchor ? doc.incoming.find((r) => nfc(r.note) === nfc(note) && nfc(r.anchor) === nfc(anchor) && r.target_line) : null;
-  openNote(doc.path, into ? [into.target_line, into.target_line] : null);
+  const doc = await call("get", { ref: anchor ? `${note}#${anchor}` : note });
+  openNote(doc.path, doc.target_line ? [doc.target_line, doc.target_line] : null);
 }
 
 // The notes that link to the open one, each a button to its line.
@@ -947,6 +959,8 @@ async function main() {
   $("toast-close").addEventListener("click", dismissToast);
   $("note-back").addEventListener("click", closeNote);
   $("clear-search").addEventListener("click", clearSearch);
+  $("search-as-of").addEventListener("change", (ev) => setAsOf(ev.target.value));
+  $("clear-as-of").addEventListener("click", () => { setAsOf(""); $("search-as-of").focus(); });
   $("kind-filter").addEventListener("change", (ev) => { state.kind = ev.target.value; loadEntries(true).catch(fail); });
   $("bank-filter").addEventListener("change", (ev) => { state.bank = ev.target.value; loadEntries(true).catch(fail); });
   $("more").addEventListener("click", () => loadEntries(false).catch(fail));

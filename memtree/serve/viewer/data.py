@@ -9,7 +9,7 @@ every other one:
 - ``tree``: tree-index.json's nodes with their keywords, parents and children.
 - ``version``: a short string that changes whenever anything the page shows may have changed (a note
   re-indexed, the tree, conflicts, settings, the change journal); the page polls it.
-- ``explain``: ``search`` whose hits also carry the ``--explain`` arithmetic as text.
+- ``explain``: ``search`` whose hits also carry the ``--explain`` arithmetic as text (``as_of``: as search's).
 """
 
 from __future__ import annotations
@@ -183,8 +183,14 @@ def tree(mt: MemTree) -> Json:
 
 
 def explain(mt: MemTree, args: Json) -> Json:
-    """``search`` with each hit's ``--explain`` arithmetic (``explain``) and the keywords that routed it."""
-    result = mt.search(args["query"], k=args.get("k"), tier=args.get("tier", "default"), scope=args.get("scope"))
+    """``search`` with each hit's ``--explain`` arithmetic (``explain``) and the keywords that routed it;
+    ``as_of`` (YYYY-MM-DD) answers with the facts that held that day, as ``search --as-of`` does."""
+    from memtree.search.query import as_of_day
+
+    day = as_of_day(args.get("as_of"))
+    result = mt.search(
+        args["query"], k=args.get("k"), tier=args.get("tier", "default"), scope=args.get("scope"), as_of=day
+    )
     doc = schema.search(result, with_text=True)
     tw, bw = result.weights.get("tree", 0.4), result.weights.get("bm25", 0.6)
     for shown, hit in zip(doc["hits"], result.hits):
