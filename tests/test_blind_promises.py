@@ -684,11 +684,6 @@ def test_a_nul_in_a_name_is_a_memtree_error_in_the_api(root: Path, call: str) ->
         }[call]()
 
 
-@pytest.mark.xfail(
-    reason="blind: no doc line covers NUL in entry text; `add -` with a NUL stores the NUL byte in the note "
-    "(git then diffs the note as binary)",
-    strict=True,
-)
 def test_nul_bytes_in_added_text_from_stdin_do_not_reach_the_note_or_traceback(root: Path) -> None:
     """data-safety.md:306,313, errors.md — NUL in text: either refused in one line, or stored without it."""
     res = mt(root, "add", "-", "--to", "misc/nul", stdin="pool\x00size is 5\n", check=None)

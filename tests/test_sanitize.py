@@ -726,3 +726,9 @@ def test_a_private_span_is_never_written_by_add_or_log(make_root: Callable[..., 
     written = "".join(p.read_text("utf-8") for p in root.rglob("*.md"))
     assert "Fridays [private] after review" in written and "standup notes [private] done" in written
     assert "dog's name" not in written and "salary" not in written
+
+
+def test_a_control_character_other_than_tab_and_line_ends_never_reaches_a_note() -> None:
+    # Why: a NUL makes git read the note as binary; an escape sequence drives the terminal that prints it
+    got = Sanitizer().sanitize("pool\x00size\x1b[31m is\t5\r\nnext\x7f line\n").text
+    assert got == "pool\ufffdsize\ufffd[31m is\t5\r\nnext\ufffd line\n"
