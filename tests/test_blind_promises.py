@@ -796,11 +796,6 @@ def test_memory_logs_merge_as_a_union(tmp_path: Path) -> None:
     assert "<<<<<<<" not in logs
 
 
-@pytest.mark.xfail(
-    reason="blind: team.md:50-62 says `memtree conflicts` lists a both-sides node field change at once; "
-    "sync files it in conflicts.json and status counts 1 open, but `conflicts` lists none",
-    strict=True,
-)
 def test_a_node_weight_changed_on_both_sides_is_an_open_conflict(tmp_path: Path) -> None:
     """team.md:41-56 — a field changed both ways keeps ours and records the other as a conflict."""
     a, b = clone_pair(tmp_path)

@@ -238,9 +238,25 @@ def resolve(
 def is_open(root: Path, c: OpenConflict) -> bool:
     """Whether both sides of a conflict are still current entries of their notes.
 
-    A conflict closes itself when either entry was forgotten, archived, superseded or changed.
+    A conflict closes itself when either entry was forgotten, archived, superseded or changed. A node
+    field's (a merge kept ours and filed theirs) stays open while the node is in the tree and holds
+    another value than theirs.
     """
+    if _field(c):
+        return _field_open(root, c)
     return all(_current(root, side) for side in (c.new, c.old))
+
+
+def _field_open(root: Path, c: OpenConflict) -> bool:
+    from memtree.notes import tree as treemod
+
+    name, _, value = c.new.text.partition("=")
+    try:
+        node = treemod.load(root, check_files=False).by_id.get(c.new.id)
+        theirs = orjson.loads(value)
+    except (MemtreeError, OSError, ValueError):
+        return True  # an unreadable tree or value closes nothing: check --fix and resolve say what is wrong
+    return node is not None and getattr(node, name, theirs) != theirs
 
 
 def _current(root: Path, side: Side) -> bool:
