@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from memtree.write.check import Problem
     from memtree.write.conflicts import Contradiction, OpenConflict
     from memtree.write.exchange import Imported
+    from memtree.write.handedits import HandEdit
     from memtree.write.history import History, Undone
     from memtree.write.journal import Logged
     from memtree.write.retain import Decision
@@ -74,6 +75,12 @@ class MemTree:
     ) -> None:
         self.state = RootState(root, settings=settings, refresh_interval=refresh_interval)
         self.state.actor = actor  # its changes are journaled as this actor's (None: $MEMTREE_ACTOR or user@host)
+        self.state.on_notes_changed = self._notes_changed  # a value edited by hand in place supersedes the old
+
+    def _notes_changed(self, changed: list[str], removed: list[str]) -> None:
+        from memtree.write import handedits  # lazy: only a refresh that found a change needs it
+
+        handedits.noticed(self.state, changed, removed)
 
     @property
     def root(self) -> Path:
@@ -295,6 +302,13 @@ class MemTree:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
         with self.state.lock:
             return write.sweep(self.state)
+
+    def hand_edits(self, when: datetime | None = None, from_git: bool = False) -> list[HandEdit]:
+        """Keep the old words of values a person edited in place in the bank notes, marked superseded by the
+        edited lines (docs/concepts/time.md); ``when``: the time of the edits (None: each note's modification
+        time); ``from_git``: compare a note memtree has not seen yet with git's HEAD (`check --fix`)."""
+        with self.state.lock:
+            return write.hand_edits(self.state, when, from_git)
 
     def cut_cycles(self) -> list[str]:
         """Cut every parent cycle of tree-index.json (`check --fix`); returns the ids made top nodes."""

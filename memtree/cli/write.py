@@ -233,7 +233,8 @@ def check(
             "--fix",
             help=(
                 "Merge conflict markers, rebuild an unreadable conflicts.json (its bytes kept beside it), settle "
-                "interrupted splits, split oversized notes, remove leftover temp "
+                "interrupted splits, keep the old words of values edited by hand (marked superseded), split "
+                "oversized notes, remove leftover temp "
                 "files, cut parent cycles, redact secrets the change journal keeps, re-index, drop empty "
                 "categories; check again."
             ),
@@ -252,6 +253,10 @@ def check(
         fixed += mt.repair_splits()
         redacted = mt.redact_journal()
         fixed += [f"redacted the secrets {redacted} journaled change(s) kept for undo"] if redacted else []
+        fixed += [
+            f"kept {e.path}'s old words of {e.old_id} as superseded by {e.new_id}, a value edited by hand in place"
+            for e in mt.hand_edits(from_git=True)
+        ]
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memtree.write.check import Problem
     from memtree.write.conflicts import Contradiction, OpenConflict
     from memtree.write.exchange import Imported
+    from memtree.write.handedits import HandEdit
     from memtree.write.journal import Logged
     from memtree.write.retain import Decision
     from memtree.write.split import SplitResult
@@ -236,7 +237,7 @@ def resolve_conflict(state: RootState, conflict_id: str, keep: str, now: datetim
         if field is not None and keep in store_.KEEP:
             settled = field, clashes.settle_field(state.root, field, keep)
         elif clash is not None and keep in store_.KEEP:
-            settled = clash, clashes.settle(state.root, clash, keep)
+            settled = clash, clashes.settle(state.root, clash, keep, now.date())
         else:
             settled = store_.resolve(state.root, conflict_id, keep, now.date())
     state.forget_tree()
@@ -333,6 +334,13 @@ def file_field_clashes(state: RootState, now: datetime | None = None) -> list[st
         return []
     with store.write_lock(state.root), recording(state, "merge", now, summary="filed node field clashes"):
         return clashes.adopt(state.root)
+
+
+def hand_edits(state: RootState, when: datetime | None, from_git: bool) -> list[HandEdit]:
+    """Settle the values edited by hand in place in every bank note (memtree.write.handedits)."""
+    from memtree.write import handedits
+
+    return handedits.settle(state, state.bank_notes(), when, from_git)
 
 
 def sweep(state: RootState) -> list[str]:

@@ -1,0 +1,107 @@
+"""What memtree last saw of each note's entries: the words a person's edit in place replaced.
+
+A person (or Claude's memory tool) who edits a value inside an entry's line keeps its metadata
+comment, so the note alone cannot tell what the entry said before. memtree keeps, per bank note, the
+blocks of the entries it knows by id as it last read or wrote them, in ``.memtree/seen/`` (one small
+JSON file a note, named by a digest of its path). memtree.write.handedits compares a changed note
+with it.
+
+Derived state: deleting ``.memtree/`` loses only the words of edits made since memtree last looked
+(git's HEAD still has the committed ones: `memtree check --fix` asks it). Entries without an id
+(written by hand) are not kept: they have no identity to follow across an edit.
+
+It moves with memtree's own writes (:func:`wrote`, called by memtree.notes.store.save: an entry
+memtree rewrote is never read as a person's edit) and with each look at a changed note
+(memtree.write.handedits), never with a person's edit alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+
+import orjson
+
+from memtree.notes import entries, store
+
+SEEN_DIR = "seen"
+"""Under ``.memtree/``: one file a bank note, the blocks of its entries that carry an id."""
+
+
+def blocks(note: str) -> dict[str, str]:
+    """Each entry id of ``note`` → the entry's lines as written (metadata comment included).
+
+    An id written twice in one note (a copy and paste) is left out: which copy was edited is unknown.
+    """
+    lines = note.split("\n")
+    out: dict[str, str] = {}
+    twice: set[str] = set()
+    for e in entries.parse_entries(note):
+        if not e.meta.id:
+            continue
+        if e.meta.id in out:
+            twice.add(e.meta.id)
+        out[e.meta.id] = "\n".join(lines[e.start - 1 : e.end])
+    for i in twice:
+        del out[i]
+    return out
+
+
+def _file(root: Path, rel: str) -> Path:
+    name = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:24]
+    return root / store.STATE_DIR / SEEN_DIR / f"{name}.json"
+
+
+def load(root: Path, rel: str) -> dict[str, str] | None:
+    """The blocks of ``rel`` as memtree last saw them; None when it never kept them (or cannot read them)."""
+    try:
+        data = orjson.loads(_file(root, rel).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("path") != rel or not isinstance(data.get("entries"), dict):
+        return None
+    return {str(k): str(v) for k, v in data["entries"].items()}
+
+
+def keep(root: Path, rel: str, found: dict[str, str]) -> None:
+    """Remember ``found`` (:func:`blocks`) as what ``rel`` holds now; nothing is written when it is known.
+
+    A root whose ``.memtree/`` cannot be written keeps nothing (hand edits then go unseen there).
+    """
+    if load(root, rel) == found:
+        return
+    path = _file(root, rel)
+    with contextlib.suppress(OSError):
+        if not found:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store.atomic_write(path, orjson.dumps({"path": rel, "entries": found}), durable=False)
+
+
+def wrote(root: Path, rel: str, before: bytes | None, after: bytes) -> None:
+    """memtree changed ``rel`` from ``before`` to ``after`` (memtree.notes.store.save): what it wrote is seen.
+
+    Only the entries memtree's write changed, added or removed move; an entry it left as it was keeps
+    what was seen of it, so a person's edit made before the write is still told apart afterwards.
+    """
+    try:
+        was = blocks(store.decode_note(before)) if before is not None else {}
+        now = blocks(store.decode_note(after))
+    except UnicodeDecodeError:
+        return
+    known = load(root, rel)
+    found = dict(was if known is None else known)
+    for i in set(found) - set(now):
+        del found[i]
+    for i, block in now.items():
+        if was.get(i) != block or i not in found:
+            found[i] = block
+    keep(root, rel, found)
+
+
+def drop(root: Path, rel: str) -> None:
+    """Forget what ``rel`` held (the note is gone)."""
+    with contextlib.suppress(OSError):
+        _file(root, rel).unlink(missing_ok=True)
