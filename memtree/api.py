@@ -303,12 +303,13 @@ class MemTree:
         with self.state.lock:
             return write.sweep(self.state)
 
-    def hand_edits(self, when: datetime | None = None, from_git: bool = False) -> list[HandEdit]:
+    def hand_edits(self, from_git: bool = False) -> list[HandEdit]:
         """Keep the old words of values a person edited in place in the bank notes, marked superseded by the
-        edited lines (docs/concepts/time.md); ``when``: the time of the edits (None: each note's modification
-        time); ``from_git``: compare a note memtree has not seen yet with git's HEAD (`check --fix`)."""
+        edited lines on the day of the edit (its note's modification time; docs/concepts/time.md). Every
+        refresh does this for the notes it finds changed; ``from_git`` (`check --fix`) also compares each
+        note that differs from git's HEAD with it."""
         with self.state.lock:
-            return write.hand_edits(self.state, when, from_git)
+            return write.hand_edits(self.state, from_git)
 
     def cut_cycles(self) -> list[str]:
         """Cut every parent cycle of tree-index.json (`check --fix`); returns the ids made top nodes."""

@@ -336,11 +336,11 @@ def file_field_clashes(state: RootState, now: datetime | None = None) -> list[st
         return clashes.adopt(state.root)
 
 
-def hand_edits(state: RootState, when: datetime | None, from_git: bool) -> list[HandEdit]:
+def hand_edits(state: RootState, from_git: bool) -> list[HandEdit]:
     """Settle the values edited by hand in place in every bank note (memtree.write.handedits)."""
     from memtree.write import handedits
 
-    return handedits.settle(state, state.bank_notes(), when, from_git)
+    return handedits.settle(state, state.bank_notes(), from_git=from_git)
 
 
 def sweep(state: RootState) -> list[str]:
