@@ -253,16 +253,17 @@ def check(
         fixed += mt.repair_splits()
         redacted = mt.redact_journal()
         fixed += [f"redacted the secrets {redacted} journaled change(s) kept for undo"] if redacted else []
-        fixed += [
-            f"kept {e.path}'s old words of {e.old_id} as superseded by {e.new_id}, a value edited by hand in place"
-            for e in mt.hand_edits(from_git=True)
-        ]
         fixed += [f"split {r.path} into {len(r.children)} notes" for r in mt.split() if r.children]
         result = mt.index()
         fixed += [f"added node {n}" for n in result.nodes_added]
         fixed += [f"renamed: {a} is now {b}; its node kept its keywords and weight" for a, b in result.renamed]
         fixed += [f"rewrote the links to a renamed note in {p}" for p in result.relinked]
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
+        # after index(): a note moved by hand is followed by the hash the index kept before any refresh
+        fixed += [
+            f"kept {e.path}'s old words of {e.old_id} as superseded by {e.new_id}, a value edited by hand in place"
+            for e in mt.hand_edits(from_git=True)
+        ]
         fixed += [f"dropped category {i} (no note under it)" for i in mt.prune_categories()]
     problems = mt.check(files or None)
     _warn(mt.settings.warnings)

@@ -29,11 +29,18 @@ SEEN_DIR = "seen"
 """Under ``.memtree/``: one file a bank note, the blocks of its entries that carry an id."""
 
 
+def tracked(rel: str) -> bool:
+    """Whether memtree keeps what it saw of ``rel``: a bank note (not one of bank/_archive/, the past as kept)."""
+    return rel.startswith("bank/") and rel.endswith(".md") and not rel.startswith(f"bank/{store.ARCHIVE_DIR}/")
+
+
 def blocks(note: str) -> dict[str, str]:
     """Each entry id of ``note`` → the entry's lines as written (metadata comment included).
 
     An id written twice in one note (a copy and paste) is left out: which copy was edited is unknown.
     """
+    if "memtree:" not in note:
+        return {}  # no metadata comment, no id
     lines = note.split("\n")
     out: dict[str, str] = {}
     twice: set[str] = set()

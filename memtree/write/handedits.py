@@ -169,7 +169,7 @@ def settle(
     paths = list(paths)
     edited_since_head = set(git.changed_since_head(state.root, "bank")) if from_git and paths else set()
     for path in paths:
-        if not path.startswith("bank/") or not path.endswith(".md"):
+        if not seen.tracked(path):
             continue
         try:
             snap = store.read(state.root, path)
@@ -197,7 +197,7 @@ def settle(
             continue
         try:
             edits, note = _write(state, path, before, at)
-        except MemtreeError as exc:  # a read-only root, or a note that kept changing: the next look tries again
+        except (MemtreeError, OSError) as exc:  # a read-only root, a note that kept changing: the next look tries again
             state.warnings.append(f"{path}: a value edited by hand could not be kept as superseded ({exc})")
             continue
         seen.keep(state.root, path, seen.blocks(note))
