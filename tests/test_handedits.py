@@ -123,7 +123,7 @@ def test_a_person_saving_again_during_the_write_keeps_their_text(
     def read(root: Path, rel: str) -> store.Snapshot:
         snap = real(root, rel)
         reads.append(rel)
-        if len(reads) == 2:  # memtree has read the note to rewrite it: the person saves once more
+        if len(reads) == 1:  # memtree has read the note to rewrite it: the person saves once more
             text = note.read_text(encoding="utf-8").replace("Dashboards live in Grafana", "Dashboards moved to Kibana")
             note.write_text(text + "- a line typed meanwhile\n", encoding="utf-8")
         return snap
@@ -132,7 +132,7 @@ def test_a_person_saving_again_during_the_write_keeps_their_text(
     done = handedits.settle(mt.state, [NOTE], when=MAR)
     monkeypatch.undo()
     text = note.read_text(encoding="utf-8")
-    assert len(done) == 1 and len(reads) >= 3  # the first write was refused, the note read again
+    assert len(done) == 1 and len(reads) >= 2  # the first write was refused, the note read again
     assert "Dashboards moved to Kibana" in text and "- a line typed meanwhile" in text
     assert "Dashboards live in Grafana" not in text
     found = _by_content(note)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 from pathlib import Path
 
 import orjson
@@ -55,15 +56,17 @@ def blocks(note: str) -> dict[str, str]:
     return out
 
 
-def _file(root: Path, rel: str) -> Path:
+def _file(root: Path, rel: str) -> str:
+    # Why strings, not Path: a refresh asks this of every changed note, and pathlib's joins cost more than the read
     name = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:24]
-    return root / store.STATE_DIR / SEEN_DIR / f"{name}.json"
+    return os.path.join(root, store.STATE_DIR, SEEN_DIR, f"{name}.json")
 
 
 def load(root: Path, rel: str) -> dict[str, str] | None:
     """The blocks of ``rel`` as memtree last saw them; None when it never kept them (or cannot read them)."""
     try:
-        data = orjson.loads(_file(root, rel).read_bytes())
+        with open(_file(root, rel), "rb") as f:
+            data = orjson.loads(f.read())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("path") != rel or not isinstance(data.get("entries"), dict):
@@ -71,14 +74,18 @@ def load(root: Path, rel: str) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in data["entries"].items()}
 
 
-def keep(root: Path, rel: str, found: dict[str, str]) -> None:
+_UNKNOWN: dict[str, str] = {"": ""}  # a value :func:`load` never returns: "not read yet"
+
+
+def keep(root: Path, rel: str, found: dict[str, str], known: dict[str, str] | None = _UNKNOWN) -> None:
     """Remember ``found`` (:func:`blocks`) as what ``rel`` holds now; nothing is written when it is known.
 
-    A root whose ``.memtree/`` cannot be written keeps nothing (hand edits then go unseen there).
+    ``known``: what :func:`load` gave, when the caller has just read it. A root whose ``.memtree/``
+    cannot be written keeps nothing (hand edits then go unseen there).
     """
-    if load(root, rel) == found:
+    if (load(root, rel) if known is _UNKNOWN else known) == found or (known is None and not found):
         return
-    path = _file(root, rel)
+    path = Path(_file(root, rel))
     with contextlib.suppress(OSError):
         if not found:
             path.unlink(missing_ok=True)
@@ -111,4 +118,4 @@ def wrote(root: Path, rel: str, before: bytes | None, after: bytes) -> None:
 def drop(root: Path, rel: str) -> None:
     """Forget what ``rel`` held (the note is gone)."""
     with contextlib.suppress(OSError):
-        _file(root, rel).unlink(missing_ok=True)
+        os.unlink(_file(root, rel))

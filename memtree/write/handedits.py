@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -172,20 +173,21 @@ def settle(
         if not seen.tracked(path):
             continue
         try:
-            snap = store.read(state.root, path)
-            if not snap.exists:
-                seen.drop(state.root, path)
-                continue
-            note = snap.text
-        except (OSError, UnicodeDecodeError, MemtreeError):
+            # Why not store.read: this note was just read by the index through the root's walk; the
+            # rewrite (_write) reads it again through store.read, with its checks
+            note = store.read_note(os.path.join(state.root, path))
+        except FileNotFoundError:
+            seen.drop(state.root, path)
+            continue
+        except (OSError, UnicodeDecodeError):
             continue
         if f"{CLASH_KEY}=" in note:
             continue  # a git merge kept two versions of an entry: `conflicts resolve` settles which holds
-        before = seen.load(state.root, path)
+        before = known = seen.load(state.root, path)
         if path in edited_since_head:
             before = _with_head(state.root, path, before, note)
         if not before or "memtree:" not in note:
-            seen.keep(state.root, path, seen.blocks(note))
+            seen.keep(state.root, path, seen.blocks(note), known)
             continue
         try:
             at = when or _when(state.root, path)
@@ -193,7 +195,7 @@ def settle(
             continue
         _, edits = supersede(path, note, before, at, cfg.merge_threshold, cfg.conflict_threshold)
         if not edits:
-            seen.keep(state.root, path, seen.blocks(note))
+            seen.keep(state.root, path, seen.blocks(note), known)
             continue
         try:
             edits, note = _write(state, path, before, at)
