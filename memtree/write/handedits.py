@@ -14,6 +14,11 @@ the edited line as an entry of their own — the old id and time, ``superseded=`
 and ``by=`` the edited line, which takes a fresh id and the edit's time. Anything else (a typo fixed,
 a sentence reworded, words added) keeps the id and changes nothing.
 
+A note holding a clash mark a git merge left (``clash=``) is left to `conflicts resolve`. Claude's
+memory tool writes through memtree, so its edits are split in its own write (:func:`supersede`,
+memtree.serve.claude_memory.files); what memtree itself writes moves what it has seen
+(memtree.notes.seen.wrote) and is never read as a hand edit.
+
 The time of the edit is the note's modification time (the caller may pass it in). The note is
 rewritten with memtree.notes.store.save, whose compare-and-swap on the file's bytes never replaces
 what a person wrote meanwhile: on a change the note is read again and judged again; the person's
