@@ -308,8 +308,10 @@ class MemTree:
         edited lines on the day of the edit (its note's modification time; docs/concepts/time.md). Every
         refresh does this for the notes it finds changed; ``from_git`` (`check --fix`) also compares each
         note that differs from git's HEAD with it."""
+        from memtree.write import handedits
+
         with self.state.lock:
-            return write.hand_edits(self.state, from_git)
+            return handedits.settle(self.state, self.state.bank_notes(), from_git=from_git)
 
     def cut_cycles(self) -> list[str]:
         """Cut every parent cycle of tree-index.json (`check --fix`); returns the ids made top nodes."""

@@ -24,15 +24,17 @@ from pathlib import Path
 
 import orjson
 
-from memtree.notes import entries, store
+from memtree.notes import entries
+from memtree.notes.changes import STATE_DIR
 
+ARCHIVE = "bank/_archive/"  # memtree.notes.store.ARCHIVE_DIR under bank/ (store calls this module)
 SEEN_DIR = "seen"
 """Under ``.memtree/``: one file a bank note, the blocks of its entries that carry an id."""
 
 
 def tracked(rel: str) -> bool:
     """Whether memtree keeps what it saw of ``rel``: a bank note (not one of bank/_archive/, the past as kept)."""
-    return rel.startswith("bank/") and rel.endswith(".md") and not rel.startswith(f"bank/{store.ARCHIVE_DIR}/")
+    return rel.startswith("bank/") and rel.endswith(".md") and not rel.startswith(ARCHIVE)
 
 
 def blocks(note: str) -> dict[str, str]:
@@ -59,7 +61,7 @@ def blocks(note: str) -> dict[str, str]:
 def _file(root: Path, rel: str) -> str:
     # Why strings, not Path: a refresh asks this of every changed note, and pathlib's joins cost more than the read
     name = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:24]
-    return os.path.join(root, store.STATE_DIR, SEEN_DIR, f"{name}.json")
+    return os.path.join(root, STATE_DIR, SEEN_DIR, f"{name}.json")
 
 
 def load(root: Path, rel: str) -> dict[str, str] | None:
@@ -91,20 +93,21 @@ def keep(root: Path, rel: str, found: dict[str, str], known: dict[str, str] | No
             path.unlink(missing_ok=True)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        store.atomic_write(path, orjson.dumps({"path": rel, "entries": found}), durable=False)
+        # Why not fsync'd: derived state; a crash leaves the old file or the new one (a rename), at worst
+        # an edit in between goes unseen
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps({"path": rel, "entries": found}))
+        os.replace(tmp, path)
 
 
-def wrote(root: Path, rel: str, before: bytes | None, after: bytes) -> None:
+def wrote(root: Path, rel: str, before: str | None, after: str) -> None:
     """memtree changed ``rel`` from ``before`` to ``after`` (memtree.notes.store.save): what it wrote is seen.
 
     Only the entries memtree's write changed, added or removed move; an entry it left as it was keeps
     what was seen of it, so a person's edit made before the write is still told apart afterwards.
     """
-    try:
-        was = blocks(store.decode_note(before)) if before is not None else {}
-        now = blocks(store.decode_note(after))
-    except UnicodeDecodeError:
-        return
+    was = blocks(before) if before is not None else {}
+    now = blocks(after)
     known = load(root, rel)
     found = dict(was if known is None else known)
     for i in set(found) - set(now):
@@ -112,7 +115,7 @@ def wrote(root: Path, rel: str, before: bytes | None, after: bytes) -> None:
     for i, block in now.items():
         if was.get(i) != block or i not in found:
             found[i] = block
-    keep(root, rel, found)
+    keep(root, rel, found, known)
 
 
 def drop(root: Path, rel: str) -> None:

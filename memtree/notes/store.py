@@ -701,14 +701,17 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
 
 def _seen(root: Path, rel: str, before: bytes | None, after: bytes | None) -> None:
     """Tell memtree.notes.seen what memtree itself wrote to a bank note (so it is never read as a hand edit)."""
-    from memtree.notes import seen  # lazy: it imports this module
+    from memtree.notes import seen  # lazy: only a write loads it
 
     if not seen.tracked(rel):
         return
     if after is None:
         seen.drop(root, rel)
-    else:
-        seen.wrote(root, rel, before, after)
+        return
+    try:
+        seen.wrote(root, rel, decode_note(before) if before is not None else None, decode_note(after))
+    except UnicodeDecodeError:
+        return
 
 
 def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> Snapshot | None:

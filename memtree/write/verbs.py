@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from memtree.write.check import Problem
     from memtree.write.conflicts import Contradiction, OpenConflict
     from memtree.write.exchange import Imported
-    from memtree.write.handedits import HandEdit
     from memtree.write.journal import Logged
     from memtree.write.retain import Decision
     from memtree.write.split import SplitResult
@@ -334,13 +333,6 @@ def file_field_clashes(state: RootState, now: datetime | None = None) -> list[st
         return []
     with store.write_lock(state.root), recording(state, "merge", now, summary="filed node field clashes"):
         return clashes.adopt(state.root)
-
-
-def hand_edits(state: RootState, from_git: bool) -> list[HandEdit]:
-    """Settle the values edited by hand in place in every bank note (memtree.write.handedits)."""
-    from memtree.write import handedits
-
-    return handedits.settle(state, state.bank_notes(), from_git=from_git)
 
 
 def sweep(state: RootState) -> list[str]:
