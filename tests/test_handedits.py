@@ -171,3 +171,20 @@ def test_check_fix_compares_a_note_memtree_never_saw_with_git_head(make_root: Ca
     assert any("edited by hand" in line for line in json.loads(result.stdout)["fixed"])
     found = _by_content(note)
     assert found["Redis pool size is 50"].extra[entries.BY] == found["Redis pool size is 80"].id
+
+
+def test_a_note_memtree_cannot_write_is_left_as_the_person_saved_it_with_a_warning(
+    make_root: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memtree.errors import ReadOnlyRoot
+
+    mt, note = _root(make_root)
+    saved = _edit(note, "Redis pool size is 50", "Redis pool size is 80", MAR)
+
+    def refuse(*_: object, **__: object) -> store.Snapshot:
+        raise ReadOnlyRoot(f"cannot write {NOTE}: Read-only file system; nothing was written")
+
+    monkeypatch.setattr(handedits.store, "save", refuse)
+    mt.refresh()  # no traceback: the refresh goes on, and says why
+    assert note.read_text(encoding="utf-8") == saved
+    assert any("edited by hand could not be kept" in w for w in mt.state.warnings)

@@ -204,7 +204,8 @@ def settle(
             continue
         try:
             edits, note = _write(state, path, before, at)
-        except (MemtreeError, OSError) as exc:  # a read-only root, a note that kept changing: the next look tries again
+        except (MemtreeError, OSError, UnicodeDecodeError) as exc:  # read-only, kept changing, no longer UTF-8
+            # the next look tries again
             state.warnings.append(f"{path}: a value edited by hand could not be kept as superseded ({exc})")
             continue
         seen.keep(state.root, path, seen.blocks(note))
