@@ -20,6 +20,7 @@ main's code as well (it falls back when ``as_of`` or ``until`` is unknown), for 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import tempfile
@@ -115,6 +116,7 @@ def build(root: Path) -> list[Question]:
             else:  # a person edits the value in place, in an editor
                 text = note.read_text(encoding="utf-8")
                 note.write_text(text.replace(f"- {old} ", f"- {new} ", 1).replace(f"- {old}\n", f"- {new}\n", 1))
+                os.utime(note, (when.timestamp(), when.timestamp()))  # the editor saved it on that day
         kinds = "+".join(plan)
         questions.append(Question(i, query, None, values[-1], values[:-1], kinds, lang))
         for step in range(3):

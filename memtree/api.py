@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from memtree.write.check import Problem
     from memtree.write.conflicts import Contradiction, OpenConflict
     from memtree.write.exchange import Imported
+    from memtree.write.handedits import HandEdit
     from memtree.write.history import History, Undone
     from memtree.write.journal import Logged
     from memtree.write.retain import Decision
@@ -86,6 +87,12 @@ class MemTree:
         # where the user's own root would be: $MEMTREE_HOME or the platform's default (True), a folder, or none
         self.home: Path | None = user_home() if home is True else home or None
         self._user: MemTree | None = None
+        self.state.on_notes_changed = self._notes_changed  # a value edited by hand in place supersedes the old
+
+    def _notes_changed(self, changed: list[str], removed: list[str]) -> None:
+        from memtree.write import handedits  # lazy: only a refresh that found a change needs it
+
+        handedits.noticed(self.state, changed, removed)
 
     @property
     def root(self) -> Path:
@@ -379,6 +386,16 @@ class MemTree:
         """Remove the temp files killed writes left in the root's tracked folders; returns their paths."""
         with self.state.lock:
             return write.sweep(self.state)
+
+    def hand_edits(self, from_git: bool = False) -> list[HandEdit]:
+        """Keep the old words of values a person edited in place in the bank notes, marked superseded by the
+        edited lines on the day of the edit (its note's modification time; docs/concepts/time.md). Every
+        refresh does this for the notes it finds changed; ``from_git`` (`check --fix`) also compares each
+        note that differs from git's HEAD with it."""
+        from memtree.write import handedits
+
+        with self.state.lock:
+            return handedits.settle(self.state, self.state.bank_notes(), from_git=from_git)
 
     def cut_cycles(self) -> list[str]:
         """Cut every parent cycle of tree-index.json (`check --fix`); returns the ids made top nodes."""

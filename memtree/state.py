@@ -80,6 +80,10 @@ class RootState:
         self._checked = float("-inf")
         self._usage: Usage | None = None
         self._lines: dict[str, tuple[tuple[int, int] | None, list[str]]] = {}
+        # Why a hook: what a changed note means for its entries (a value edited by hand in place) is the
+        # write layer's to judge (memtree.write.handedits); MemTree sets it, this layer only calls it
+        self.on_notes_changed: Callable[[list[str], list[str]], None] | None = None
+        self._settling = False
         from cachetools import TTLCache
 
         self.cache: TTLCache[tuple[object, ...], Any] = TTLCache(QUERY_CACHE_SIZE, self.settings.search.cache_ttl_s)
@@ -161,6 +165,7 @@ class RootState:
         ``paths`` alone when given: a watcher's events name them)."""
         report = self.index.refresh(force=force, progress=progress, paths=paths)
         self.warnings = report.warnings + self.index.warnings
+        self._changed(report)
         if paths is None:  # a check of some notes is no check of the disk
             # Why monotonic: this only throttles stat walks; it is no moment any result depends on
             self._checked = time.monotonic()
@@ -168,7 +173,18 @@ class RootState:
 
     def refresh_paths(self, paths: list[str]) -> None:
         """Re-index just these notes (a write knows what it changed)."""
-        self.index.refresh(paths=paths)
+        self._changed(self.index.refresh(paths=paths))
+
+    def _changed(self, report: Report) -> None:
+        """Hand the notes a refresh found changed (or gone) to ``on_notes_changed``, once at a time."""
+        hook = self.on_notes_changed
+        if hook is None or self._settling or not (report.changed or report.added or report.removed):
+            return
+        self._settling = True  # its own write is refreshed too: that refresh needs no second look
+        try:
+            hook([*report.changed, *report.added], list(report.removed))
+        finally:
+            self._settling = False
 
     def fresh(self) -> None:
         """Refresh when the last check is older than ``search.refresh_interval_s``."""

@@ -39,6 +39,7 @@ from anthropic.types.beta import (
 from helpers import snapshot
 
 from memtree.api import MemTree
+from memtree.notes import entries
 from memtree.notes import tree as treemod
 from memtree.serve.claude_memory.tool import AsyncMemtreeMemoryTool, MemtreeMemoryTool
 from memtree.write import conflicts
@@ -236,6 +237,22 @@ def test_create_writes_a_note_with_its_node_and_search_finds_it_at_once(
     for hidden in ("/memories/bank/.draft.md", "/memories/.git/config", "/memories/.memtree/x.md"):
         assert "hidden name" in refused(tool, command="create", path=hidden, file_text="x")
     assert snapshot(sample_root) == before
+
+
+def test_a_value_the_model_replaces_in_place_keeps_the_old_one_superseded(
+    tool: MemtreeMemoryTool, sample_root: Path
+) -> None:
+    # Why: issue 30 — an edit in place through the memory tool is a hand edit: the old value stays, marked
+    tool.memtree.add("Redis pool size is 50", to="infra/redis", now=ARCHIVED_ON - timedelta(days=30))
+    path, note = "/memories/bank/infra/redis.md", sample_root / "bank/infra/redis.md"
+    ok(tool, command="str_replace", path=path, old_str="Redis pool size is 50", new_str="Redis pool size is 80")
+    found = {e.content: e.meta for e in entries.parse_entries(note.read_text(encoding="utf-8"))}
+    old, new = found["Redis pool size is 50"], found["Redis pool size is 80"]
+    assert old.extra["superseded"] == ARCHIVED_ON.date().isoformat() and old.extra["by"] == new.id
+    assert not entries.is_retired(new)
+    ok(tool, command="str_replace", path=path, old_str="size is 80", new_str="size is 80 on the main cluster")
+    text = note.read_text(encoding="utf-8")  # words added: no other value, nothing split
+    assert text.count("Redis pool size is") == 2 and "80 on the main cluster <!-- memtree: id=" + new.id in text
 
 
 SECRETS = {"email": EMAIL, "aws-access-key": AWS_ID, "github-token": GITHUB}
@@ -683,6 +700,9 @@ def test_a_metadata_comment_the_model_writes_is_text_unless_carried_along(
         new_str="- 배포는 수요일 " + own,
     )
     ok(tool, command="insert", path="/memories/bank/ops/forged.md", insert_line=3, insert_text=f"- 복사본 {own}\n")
-    assert list(entries.iter_ids(note.read_text(encoding="utf-8"))) == [
-        "e-20261201-0a0b0c0d"
-    ]  # carried once, not copied
+    ids = list(entries.iter_ids(note.read_text(encoding="utf-8")))
+    # carried once, not copied; the day it names changed in place, so the old words keep it, superseded
+    # by the edited line's fresh id (issue 30)
+    assert ids.count("e-20261201-0a0b0c0d") == 1 and len(ids) == 2
+    found = {e.content: e.meta for e in entries.parse_entries(note.read_text(encoding="utf-8"))}
+    assert found["배포는 화요일"].id == "e-20261201-0a0b0c0d" and found["배포는 화요일"].extra["by"] == ids[1]

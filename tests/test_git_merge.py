@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memtree.notes import entries
 from memtree.write import merge
 
 pytestmark = pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True).returncode != 0, reason="git")
@@ -115,7 +116,15 @@ def test_an_entry_edited_both_ways_is_a_memtree_conflict(tmp_path: Path) -> None
     cid = json.loads(listed.stdout)["conflicts"][0]["id"]
     assert mt(b, "conflicts", "resolve", cid, "--keep", "new").returncode == 0
     note = (b / "bank/infra.md").read_text()
-    assert note.count("Redis pool size is") == 1 and "clash=" not in note
+    assert "clash=" not in note
+    # the version not kept stays in the note, superseded by the kept one (issue 30: no verb removes text)
+    found = {e.content: e.meta for e in entries.parse_entries(note)}
+    assert set(found) == {"Redis pool size is 80", "Redis pool size is 20"}, note
+    marked = json.loads(listed.stdout)["conflicts"][0]["new"]["text"]
+    kept, past = found.pop(marked), found.popitem()[1]
+    assert not entries.is_retired(kept) and entries.is_retired(past) and past.extra["by"] == kept.id
+    assert "." not in kept.id.rpartition("-")[2]  # the kept version has the entry's own id
+    assert mt(b, "conflicts", "--json").stdout.count('"c-') == 0
 
 
 def test_without_the_driver_check_names_the_markers_and_fix_merges_as_the_driver_would(tmp_path: Path) -> None:

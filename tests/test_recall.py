@@ -91,9 +91,13 @@ def test_a_changed_or_vanished_source_drops_its_excerpt(tmp_path: Path) -> None:
     note.write_text("# Infra\n\n- 새 항목\n\n" + NOTE.split("\n", 2)[2], encoding="utf-8")
     moved = mt.recall_sync(dry_run=True)
     assert {ex.lines for ex in moved.kept} == {(5, 5), (9, 9)} and moved.dropped == ()
-    note.write_text(NOTE.replace("50으로", "100으로"), encoding="utf-8")
+    note.write_text(NOTE.replace("50으로 올려야", "50으로 꼭 올려야"), encoding="utf-8")
     sync = mt.recall_sync()
     assert [(ex.key, why) for ex, why in sync.dropped] == [("e-redis", "source changed")]
+    # a value edited in place: the old words stay, superseded (issue 30), and recall/ no longer serves them
+    note.write_text(NOTE.replace("50으로", "100으로"), encoding="utf-8")
+    sync = mt.recall_sync()
+    assert [why for _, why in sync.dropped] == ["source superseded"]
     note.unlink()
     gone = mt.recall_sync()
     assert {why for _, why in gone.dropped} == {"source gone"}

@@ -249,7 +249,8 @@ def check(
             "--fix",
             help=(
                 "Merge conflict markers, rebuild an unreadable conflicts.json (its bytes kept beside it), settle "
-                "interrupted splits, split oversized notes, remove leftover temp "
+                "interrupted splits, keep the old words of values edited by hand (marked superseded), split "
+                "oversized notes, remove leftover temp "
                 "files, cut parent cycles, redact secrets the change journal keeps, re-index, drop empty "
                 "categories; check again."
             ),
@@ -274,6 +275,11 @@ def check(
         fixed += [f"renamed: {a} is now {b}; its node kept its keywords and weight" for a, b in result.renamed]
         fixed += [f"rewrote the links to a renamed note in {p}" for p in result.relinked]
         fixed += [f"dropped node {i} ({p} is gone)" for i, p in result.nodes_dropped]
+        # after index(): a note moved by hand is followed by the hash the index kept before any refresh
+        fixed += [
+            f"kept {e.path}'s old words of {e.old_id} as superseded by {e.new_id}, a value edited by hand in place"
+            for e in mt.hand_edits(from_git=True)
+        ]
         fixed += [f"dropped category {i} (no note under it)" for i in mt.prune_categories()]
     problems = mt.check(files or None)
     _warn(mt.settings.warnings)

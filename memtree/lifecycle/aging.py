@@ -52,6 +52,7 @@ class Aged:
     keys: tuple[str, ...] = ()  # what usage counts it under (memtree.notes.usage)
     sha: str = ""  # memtree.lifecycle.recall.digest of its content
     content: str = ""
+    retired: bool = False  # superseded by a newer entry (its words kept for the past)
 
     @property
     def candidate(self) -> bool:
@@ -99,7 +100,20 @@ def survey(
             preview = content.split("\n", 1)[0]
             span, sha = (e.start, e.end), digest(content)
             row = Aged(
-                path, span, preview[:100], round(age, 1), dated, count, w, auto, why, e.meta.id, keys, sha, content
+                path,
+                span,
+                preview[:100],
+                round(age, 1),
+                dated,
+                count,
+                w,
+                auto,
+                why,
+                e.meta.id,
+                keys,
+                sha,
+                content,
+                entries.is_retired(e.meta),
             )
             out.append(row)
     return out

@@ -121,7 +121,7 @@ class Sync:
 
     kept: tuple[Excerpt, ...]
     promoted: tuple[Excerpt, ...]
-    dropped: tuple[tuple[Excerpt, str], ...]  # (excerpt, why): source changed or gone
+    dropped: tuple[tuple[Excerpt, str], ...]  # (excerpt, why): source changed, superseded or gone
     evicted: tuple[Excerpt, ...]
     tokens: int
     budget: int
@@ -130,13 +130,17 @@ class Sync:
 def plan(root: Path, aged: list[Aged], promote_after: int, budget: int, excerpt_chars: int) -> Sync:
     """Reconcile recall/hot.md against the bank's entries (``aged``: memtree.lifecycle.aging.survey)."""
     current = _parse(root)
-    by_content = {(a.path, a.sha): a for a in aged}
+    # Why not a superseded entry: recall/ is served first, and its words no longer hold
+    by_content = {(a.path, a.sha): a for a in aged if not a.retired}
+    past = {(a.path, a.sha) for a in aged if a.retired}
     kept: list[Excerpt] = []
     dropped: list[tuple[Excerpt, str]] = []
     for ex in current:
         src = by_content.get((ex.path, ex.sha))
         if src is not None:
             kept.append(_refreshed(ex, src))  # same words, maybe moved: follow them
+        elif (ex.path, ex.sha) in past:
+            dropped.append((ex, "source superseded"))
         elif (root / ex.path).is_file():
             dropped.append((ex, "source changed"))
         else:
@@ -145,7 +149,7 @@ def plan(root: Path, aged: list[Aged], promote_after: int, budget: int, excerpt_
     promoted = [
         _excerpt(a, excerpt_chars)
         for a in sorted(aged, key=lambda a: (-a.recalls, a.path, a.lines))
-        if a.recalls >= promote_after and a.keys and (a.path, a.sha) not in have
+        if a.recalls >= promote_after and a.keys and (a.path, a.sha) not in have and not a.retired
     ]
     chosen = kept + promoted
     evicted: list[Excerpt] = []

@@ -65,6 +65,12 @@ def committed_text(root: Path, path: str) -> str | None:
     return done.stdout if done is not None and done.returncode == 0 else None
 
 
+def changed_since_head(root: Path, under: str) -> list[str]:
+    """Root-relative paths under ``under`` whose text differs from git's HEAD ([] without git or a repository)."""
+    done = _run(root, ["diff", "--name-only", "--relative", "HEAD", "--", under])
+    return done.stdout.splitlines() if done is not None and done.returncode == 0 else []
+
+
 def in_repository(root: Path) -> bool:
     """Whether ``root`` is inside a git work tree (False when git is not installed)."""
     done = _run(root, ["rev-parse", "--is-inside-work-tree"])

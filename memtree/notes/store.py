@@ -695,7 +695,23 @@ def save(root: Path, snap: Snapshot, data: bytes, durable: bool = True) -> Snaps
     # Why what memtree wrote, not a late append carried over after it: that is another writer's
     # change, and an undo must then find the file changed since and refuse, not drop their line
     recorder.saved(root, path, current, written)
+    _seen(root, snap.rel, current, written)
     return Snapshot(snap.rel, path, data)
+
+
+def _seen(root: Path, rel: str, before: bytes | None, after: bytes | None) -> None:
+    """Tell memtree.notes.seen what memtree itself wrote to a bank note (so it is never read as a hand edit)."""
+    from memtree.notes import seen  # lazy: only a write loads it
+
+    if not seen.tracked(rel):
+        return
+    if after is None:
+        seen.drop(root, rel)
+        return
+    try:
+        seen.wrote(root, rel, decode_note(before) if before is not None else None, decode_note(after))
+    except UnicodeDecodeError:
+        return
 
 
 def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> Snapshot | None:
@@ -727,6 +743,7 @@ def _append_if_grown(root: Path, snap: Snapshot, tail: bytes, durable: bool) -> 
     finally:
         os.close(fd)
     recorder.saved(root, snap.path, before, before + tail)
+    _seen(root, snap.rel, before, before + tail)
     return Snapshot(snap.rel, snap.path, (snap.data or b"") + tail)
 
 
@@ -754,6 +771,7 @@ def remove(root: Path, snap: Snapshot) -> bool:
     except OSError as exc:
         raise refused(snap.rel, exc) from None
     recorder.saved(root, snap.path, current, None)
+    _seen(root, snap.rel, current, None)
     return True
 
 

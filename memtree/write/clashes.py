@@ -5,9 +5,10 @@ the later one with an id of its own (``e-….1a2b3c``) and ``clash=c-…`` in it
 both sides rewrote keeps both blocks, the later one's last line marked. The mark travels in the
 note with the merge, so every clone lists it: `memtree conflicts` shows each mark as an open
 conflict (new = the marked version, old = the one it clashed with) and `conflicts resolve`
-settles it — ``--keep new`` or ``old`` removes the other version of an entry (the kept one takes
-the entry's id), ``--keep both`` removes the mark. A prose clash is edited by hand, then closed
-with ``--keep both``.
+settles it — ``--keep new`` or ``old`` marks the other version of an entry superseded by the kept
+one (its words stay in the note; the kept one has the entry's id), ``--keep both`` removes the mark.
+A prose clash is edited by hand, then closed with ``--keep both``. A clash one of whose versions
+was superseded or forgotten since has closed itself.
 
 A node field of tree-index.json both sides changed (its path, parent or weight) has room for one
 value: the merge keeps ours and records theirs (memtree.write.merge.FieldClash). git's driver may
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,8 @@ def _in_note(path: str, note: str) -> list[OpenConflict]:
             continue
         parent = _parent_id(e.meta.id)
         other = next((x for x in found if x.meta.id == parent), None) if parent else (found[i - 1] if i else None)
+        if entries.is_retired(e.meta) or (other is not None and entries.is_retired(other.meta)):
+            continue  # one version was superseded since: the clash closed itself
         old = Side(path, other.meta.id, other.content) if other is not None else Side(path, "", "")
         out.append(OpenConflict(cid, e.meta.created, 0.0, Side(path, e.meta.id, e.content), old))
     return out
@@ -73,8 +77,11 @@ def find(root: Path) -> list[OpenConflict]:
     return out
 
 
-def settle(root: Path, clash: OpenConflict, keep: str) -> str:
-    """Settle one clash (the caller holds the write lock): what was done, in one line."""
+def settle(root: Path, clash: OpenConflict, keep: str, day: date) -> str:
+    """Settle one clash (the caller holds the write lock): what was done, in one line.
+
+    The version not kept is marked superseded on ``day`` by the kept one, which has the entry's id:
+    no version's words leave the note."""
     path = clash.new.path
     parent = _parent_id(clash.new.id)
     if keep != "both" and parent is None:
@@ -89,21 +96,26 @@ def settle(root: Path, clash: OpenConflict, keep: str) -> str:
         if marked is None:
             return None
         extra = {k: v for k, v in marked.meta.extra.items() if k != CLASH_KEY}
+        unmarked = replace(marked.meta, extra=extra)
         if keep == "both":
-            unmarked = entries.with_meta(marked, marked.content, replace(marked.meta, extra=extra))
-            return entries.replace_lines(note, marked.start, marked.end, unmarked)
+            return entries.remark(note, marked, unmarked)
         other = next((e for e in found if e.meta.id == parent), None)
         if keep == "old":
-            return entries.remove_lines(note, marked.start, marked.end)
-        kept = entries.with_meta(marked, marked.content, replace(marked.meta, id=parent or "", extra=extra))
-        note = entries.replace_lines(note, marked.start, marked.end, kept)
+            return entries.remark(note, marked, entries.retired(unmarked, day, parent or ""))
+        # the kept version takes the entry's id; the other keeps its words under the clashed version's id
+        note = entries.remark(note, marked, replace(unmarked, id=parent or ""))
         if other is not None:
-            note = entries.remove_lines(note, other.start, other.end)
+            past = entries.retired(replace(other.meta, id=marked.meta.id), day, parent or "")
+            note = entries.remark(note, other, past)
         return note
 
     if not store.rewrite(root, path, settled):
         return f"the clash mark is no longer in {path}; nothing changed"
-    return {"both": "both versions kept", "new": "the marked version kept", "old": "the marked version removed"}[keep]
+    return {
+        "both": "both versions kept",
+        "new": "the marked version kept; the other marked superseded (its text kept)",
+        "old": "the marked version marked superseded (its text kept)",
+    }[keep]
 
 
 # --- node fields of tree-index.json --------------------------------------------------------------

@@ -236,7 +236,7 @@ def resolve_conflict(state: RootState, conflict_id: str, keep: str, now: datetim
         if field is not None and keep in store_.KEEP:
             settled = field, clashes.settle_field(state.root, field, keep)
         elif clash is not None and keep in store_.KEEP:
-            settled = clash, clashes.settle(state.root, clash, keep)
+            settled = clash, clashes.settle(state.root, clash, keep, now.date())
         else:
             settled = store_.resolve(state.root, conflict_id, keep, now.date())
     state.forget_tree()

@@ -75,6 +75,7 @@ def edit(mt: MemTree, target: Target, change: Edit, now: datetime, command: str)
             new, start, end = change(before)
             new, end = own_metadata_only(before, new, start, end)
             clean, kinds = redact_span(sanitizer, new, start, end)
+            clean = _past_kept(mt, target.rel, before, clean, now)
             _check_size(mt, target, clean)
             if clean.encode() == snap.data:
                 return Written(target.rel, clean, kinds)
@@ -86,6 +87,18 @@ def edit(mt: MemTree, target: Target, change: Edit, now: datetime, command: str)
         else:
             raise ChangedOnDisk(f"{target.rel} kept changing while memtree tried to edit it; nothing was written")
         return _settled(mt, target.rel, clean, kinds, now)
+
+
+def _past_kept(mt: MemTree, rel: str, before: str, after: str, now: datetime) -> str:
+    """``after`` with each value the model replaced in place kept, superseded, as a person's edit by hand is
+    (memtree.write.handedits): the old words stay above the edited line, which takes a fresh id."""
+    from memtree.notes import seen
+    from memtree.write import handedits
+
+    if not seen.tracked(rel) or "memtree:" not in before:
+        return after
+    cfg = mt.settings.retain
+    return handedits.supersede(rel, after, seen.blocks(before), now, cfg.merge_threshold, cfg.conflict_threshold)[0]
 
 
 def note_text(snap: store.Snapshot, path: str) -> str:
