@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
@@ -141,3 +144,16 @@ def distinct_fact(worker: int, i: int, per_worker: int) -> str:
     n = worker * per_worker + i
     picks = [_FACT_WORDS[(n * k + k) % len(_FACT_WORDS)] for k in (1, 3, 7)]
     return f"w{worker}x{i}: {' '.join(picks)} {n * 7919 % 104729}"
+
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def load_bench(name: str) -> ModuleType:
+    """A bench/ script by path: bench/ never goes on sys.path, where its names would shadow others'."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module

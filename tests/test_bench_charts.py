@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from helpers import load_bench
 
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "bench"
@@ -19,17 +18,7 @@ DIGEST = re.compile(r"inputs digest ([0-9a-f]{16})")
 DRAWN_WITH = re.compile(r"matplotlib ([0-9][^ ;<]*)")
 
 
-def _load(name: str) -> ModuleType:
-    """A bench/ module by path: bench/ never goes on sys.path, where its names would shadow others'."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
-
-
-charts = _load("charts")
+charts = load_bench("charts")
 
 
 def _run(**figures: object) -> dict:

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from helpers import load_bench
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "bench"
 
 
-def _load(name: str) -> ModuleType:
-    """A bench/ script by path: bench/ never goes on sys.path, where its names would shadow others'."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
-
-
-blind = _load("blind")
+blind = load_bench("blind")
 
 QUESTIONS = [
     {"id": "k-1", "query": "임종석을 검거한 곳은 경희대 내 어디인가?", "relevant": ["임종석-0"], "answerable": True,

@@ -417,14 +417,17 @@ def test_search_as_of_a_bad_date_is_one_line_exit_2(root: Path, day: str) -> Non
     assert "--as-of" in line
 
 
-def test_a_hand_edit_in_place_has_no_past(root: Path) -> None:
-    """time.md:49-50 — a value edited by hand in place: memtree sees only the new words."""
+def test_a_value_edited_by_hand_in_place_keeps_its_past(root: Path) -> None:
+    """time.md "Edits by hand" — the new value is current; the old words stay, superseded, with the old id."""
     added = mtj(root, "add", "The pager rotation starts on Monday", "--to", "ops/pager")
     path = root / "bank/ops/pager.md"
     path.write_text(path.read_text(encoding="utf-8").replace("Monday", "Wednesday"), encoding="utf-8")
     hits = mtj(root, "search", "pager rotation starts")["hits"]
     assert "Wednesday" in hits[0]["text"] and not any("Monday" in h["text"] for h in hits)
-    assert added["entry_id"] in mtj(root, "search", "pager rotation starts")["hits"][0]["ids"]
+    assert added["entry_id"] not in hits[0]["ids"]  # the edited line took a fresh id
+    text = path.read_text(encoding="utf-8")
+    old = next(line for line in text.splitlines() if "Monday" in line)
+    assert added["entry_id"] in old and "superseded=" in old
 
 
 # ---------------------------------------------------------------- links

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import orjson
@@ -79,13 +80,34 @@ def load(root: Path, rel: str) -> dict[str, str] | None:
 _UNKNOWN: dict[str, str] = {"": ""}  # a value :func:`load` never returns: "not read yet"
 
 
-def keep(root: Path, rel: str, found: dict[str, str], known: dict[str, str] | None = _UNKNOWN) -> None:
+def written(root: Path, rel: str) -> set[str]:
+    """The ids of ``rel`` whose words memtree itself wrote last (:func:`wrote`), not a person's seen by a look."""
+    try:
+        with open(_file(root, rel), "rb") as f:
+            data = orjson.loads(f.read())
+    except (OSError, ValueError):
+        return set()
+    ids = data.get("written") if isinstance(data, dict) and data.get("path") == rel else None
+    return {str(i) for i in ids} if isinstance(ids, list) else set()
+
+
+def keep(
+    root: Path,
+    rel: str,
+    found: dict[str, str],
+    known: dict[str, str] | None = _UNKNOWN,
+    by_memtree: AbstractSet[str] = frozenset(),
+) -> None:
     """Remember ``found`` (:func:`blocks`) as what ``rel`` holds now; nothing is written when it is known.
 
-    ``known``: what :func:`load` gave, when the caller has just read it. A root whose ``.memtree/``
-    cannot be written keeps nothing (hand edits then go unseen there).
+    ``known``: what :func:`load` gave, when the caller has just read it. ``by_memtree``: the ids whose
+    words memtree just wrote (:func:`written` keeps them until a look finds them changed). A root whose
+    ``.memtree/`` cannot be written keeps nothing (hand edits then go unseen there).
     """
-    if (load(root, rel) if known is _UNKNOWN else known) == found or (known is None and not found):
+    known = load(root, rel) if known is _UNKNOWN else known
+    before = written(root, rel) if known is not None else set()
+    mine = {i for i in before | by_memtree if i in found and (i in by_memtree or (known or {}).get(i) == found[i])}
+    if (known == found and mine == before) or (known is None and not found):
         return
     path = Path(_file(root, rel))
     with contextlib.suppress(OSError):
@@ -96,7 +118,7 @@ def keep(root: Path, rel: str, found: dict[str, str], known: dict[str, str] | No
         # Why not fsync'd: derived state; a crash leaves the old file or the new one (a rename), at worst
         # an edit in between goes unseen
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(orjson.dumps({"path": rel, "entries": found}))
+        tmp.write_bytes(orjson.dumps({"path": rel, "entries": found, "written": sorted(mine)}))
         os.replace(tmp, path)
 
 
@@ -112,10 +134,12 @@ def wrote(root: Path, rel: str, before: str | None, after: str) -> None:
     found = dict(was if known is None else known)
     for i in set(found) - set(now):
         del found[i]
+    mine = set()
     for i, block in now.items():
         if was.get(i) != block or i not in found:
             found[i] = block
-    keep(root, rel, found, known)
+            mine.add(i)
+    keep(root, rel, found, known, mine)
 
 
 def drop(root: Path, rel: str) -> None:

@@ -105,15 +105,21 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _UNWRITABLE = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 """A lone surrogate, or a control character other than tab, newline and carriage return."""
 
 
 def well_formed(text: str) -> str:
-    """``text`` with each character a note cannot carry read as ``�``, so it can be printed as JSON and
-    written to a note: a lone surrogate (undecodable argv bytes, a JSON ``"\\ud800"``), which UTF-8
-    cannot encode, and a control character other than tab and line ends (a NUL makes git read the
-    note as binary; an escape sequence would drive the terminal of whoever prints it)."""
+    """``text`` with each character UTF-8 cannot carry — a lone surrogate: undecodable argv bytes, a JSON
+    ``"\\ud800"`` — read as ``�``, so it can be printed as JSON and written to a file."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def writable(text: str) -> str:
+    """``text`` with each character a note cannot carry read as ``�``: a lone surrogate (:func:`well_formed`)
+    and a control character other than tab and line ends (a NUL makes git read the note as binary; an
+    escape sequence would drive the terminal of whoever prints it)."""
     return _UNWRITABLE.sub("\ufffd", text)
 
 

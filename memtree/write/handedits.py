@@ -223,12 +223,14 @@ def noticed(state: RootState, changed: list[str], removed: list[str]) -> None:
 
 def _with_head(root: Path, path: str, known: dict[str, str] | None, note: str) -> dict[str, str] | None:
     """What to compare ``note`` with when git's HEAD may know more: an entry memtree saw change since it last
-    wrote it by what it saw, every other by its words at HEAD (a look since may have taken an edit for seen)."""
+    wrote it, or whose words memtree wrote itself, by what it saw; every other by its words at HEAD (a look
+    since may have taken an edit for seen)."""
     committed = git.committed_text(root, path)
     if committed is None:
         return known
     now = seen.blocks(note)
-    pending = {i: b for i, b in (known or {}).items() if b != now.get(i)}
+    mine = seen.written(root, path)  # words memtree wrote since HEAD (a link it rewrote): never a hand edit
+    pending = {i: b for i, b in (known or {}).items() if b != now.get(i) or i in mine}
     return {**seen.blocks(committed), **pending}
 
 

@@ -61,7 +61,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memtree.notes import recorder
-from memtree.text.terms import well_formed
+from memtree.text.terms import well_formed, writable
 from memtree.write.disguises import _fold, _joined, _unwrapped, _View
 from memtree.write.private import strip_private
 from memtree.write.secret_rules import (
@@ -173,15 +173,16 @@ class Sanitizer:
         """What ``sanitize`` would redact, in text order (for ``memtree check``)."""
         return self._scan(text)[0]
 
-    def sanitize(self, text: str) -> Sanitized:
+    def sanitize(self, text: str, controls: bool = False) -> Sanitized:
         """``text`` with every secret replaced by ``[REDACTED:kind]``; never raises.
 
-        A character UTF-8 cannot carry (a lone surrogate: undecodable argv bytes, a JSON ``"\\ud800"``)
-        becomes ``�``, so the note can be written; a ``<private>`` span becomes ``[private]``
-        (memtree.write.private), so nothing written through here — add, log, update, import, the
-        memory tool, ingest — keeps it.
+        A character a note cannot carry (a lone surrogate: undecodable argv bytes, a JSON ``"\\ud800"``;
+        a control character but tab and line ends, unless ``controls``: text already on disk, as the
+        change journal keeps it) becomes ``�``, so the note can be written; a ``<private>`` span becomes
+        ``[private]`` (memtree.write.private), so nothing written through here — add, log, update,
+        import, the memory tool, ingest — keeps it.
         """
-        text = strip_private(well_formed(text))
+        text = strip_private(well_formed(text) if controls else writable(text))
         redactions, failures = self._scan(text)
         return Sanitized(_apply(text, redactions), redactions, self.warnings + failures)
 
@@ -350,8 +351,9 @@ def _inner_sanitizer() -> Sanitizer:
     return _inner[0]
 
 
-def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = ()) -> Sanitized:
-    """Sanitize ``text`` with the built-in rules plus ``custom``, reusing one Sanitizer per ``custom``."""
+def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = (), controls: bool = False) -> Sanitized:
+    """Sanitize ``text`` with the built-in rules plus ``custom``, reusing one Sanitizer per ``custom``
+    (``controls``: see :meth:`Sanitizer.sanitize`)."""
     items = [custom] if isinstance(custom, str) else list(custom or ())
     key = tuple(item if isinstance(item, str) else repr(item) for item in items)
     sanitizer = _cache.get(key)
@@ -359,12 +361,13 @@ def sanitize(text: str, custom: Sequence[str | Mapping[str, object]] = ()) -> Sa
         if len(_cache) >= _CACHE_MAX:
             _cache.clear()
         sanitizer = _cache[key] = Sanitizer(items)
-    return sanitizer.sanitize(text)
+    return sanitizer.sanitize(text, controls)
 
 
 def _journal_text(text: str) -> str:
-    """What the change journal keeps of old note text: redacted with the built-in rules."""
-    return sanitize(text).text
+    """What the change journal keeps of old note text: redacted with the built-in rules, every other byte
+    as it was (undo rebuilds the old file exactly)."""
+    return sanitize(text, controls=True).text
 
 
 recorder.redact_with(_journal_text)
