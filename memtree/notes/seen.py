@@ -105,9 +105,11 @@ def keep(
     ``.memtree/`` cannot be written keeps nothing (hand edits then go unseen there).
     """
     known = load(root, rel) if known is _UNKNOWN else known
+    if (known == found and not by_memtree) or (known is None and not found):
+        return  # the usual look: nothing changed, so which words memtree wrote did not either (no second read)
     before = written(root, rel) if known is not None else set()
     mine = {i for i in before | by_memtree if i in found and (i in by_memtree or (known or {}).get(i) == found[i])}
-    if (known == found and mine == before) or (known is None and not found):
+    if known == found and mine == before:
         return
     path = Path(_file(root, rel))
     with contextlib.suppress(OSError):
