@@ -446,14 +446,15 @@ def test_the_clients_json_is_the_json_packages(value: Any) -> None:
 
 def test_the_client_constants_are_the_libraries(sample_root: Path) -> None:
     from memtree.config import CONFIG_FILE
-    from memtree.notes.root import ENV_ROOT
+    from memtree.notes.root import ENV_ROOT, HOME_ENV
     from memtree.notes.tree import TREE_FILE
 
-    assert (client.STATE_DIR, client.TREE_FILE, client.CONFIG_FILE, client.ENV_ROOT) == (
+    assert (client.STATE_DIR, client.TREE_FILE, client.CONFIG_FILE, client.ENV_ROOT, client.HOME_ENV) == (
         store.STATE_DIR,
         TREE_FILE,
         CONFIG_FILE,
         ENV_ROOT,
+        HOME_ENV,
     )
 
 
