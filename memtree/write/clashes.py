@@ -130,14 +130,9 @@ def as_conflict(clash: FieldClash) -> OpenConflict:
     return OpenConflict(clash.id, "", 0.0, side(clash.theirs), side(clash.ours))
 
 
-def _field(side: Side) -> tuple[str, Any]:
-    name, _, value = side.text.partition("=")
-    return name, orjson.loads(value)
-
-
 def is_field(conflict: OpenConflict) -> bool:
     """Whether a conflict is a node field clash of tree-index.json."""
-    return conflict.new.path == treemod.TREE_FILE and "=" in conflict.new.text
+    return conflicts.is_field(conflict)
 
 
 def note_pending(root: Path, found: Iterable[FieldClash]) -> None:
@@ -189,7 +184,7 @@ def adopt(root: Path) -> list[str]:
 
 def settle_field(root: Path, clash: OpenConflict, keep: str) -> str:
     """Settle a node field clash (the caller holds the write lock, the clash is filed): what was done."""
-    name, value = _field(clash.new)
+    name, value = conflicts.field_of(clash.new)
     node_id = clash.new.id
     if keep == "both":
         raise QueryError(f"{clash.id}: node '{node_id}' has one {name}: --keep old (the one it has) or new ({value!r})")

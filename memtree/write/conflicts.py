@@ -144,7 +144,7 @@ def cause(c: OpenConflict) -> str:
     Why not the similarity alone: a clash has none (0.0 said nothing), and a number says less than
     the values it is about (`50 → 80`).
     """
-    if _field(c):
+    if is_field(c):
         name, _, theirs = c.new.text.partition("=")
         ours = c.old.text.partition("=")[2]
         return f"node {c.new.id}: {name} {ours} kept, {theirs} from the merge"
@@ -160,13 +160,20 @@ def cause(c: OpenConflict) -> str:
 
 def measured(c: OpenConflict) -> bool:
     """Whether a conflict was recorded for its similarity (by `add`, `update` or `--scan`), not left by a git merge."""
-    return not _field(c) and not (c.similarity == 0.0 and CLASH_ID.fullmatch(c.id))
+    return not is_field(c) and not (c.similarity == 0.0 and CLASH_ID.fullmatch(c.id))
 
 
-def _field(c: OpenConflict) -> bool:
+def is_field(c: OpenConflict) -> bool:
+    """Whether a conflict is a node field clash of tree-index.json (memtree.write.clashes.as_conflict)."""
     from memtree.notes.tree import TREE_FILE
 
-    return c.new.path == TREE_FILE and "=" in c.new.text  # as memtree.write.clashes.is_field
+    return c.new.path == TREE_FILE and "=" in c.new.text
+
+
+def field_of(side: Side) -> tuple[str, Any]:
+    """A node field conflict's side as (field, value): ``weight=2.5`` → ("weight", 2.5). ValueError if malformed."""
+    name, _, value = side.text.partition("=")
+    return name, orjson.loads(value)
 
 
 def differing_words(old: str, new: str) -> tuple[str, str]:
@@ -242,7 +249,7 @@ def is_open(root: Path, c: OpenConflict) -> bool:
     field's (a merge kept ours and filed theirs) stays open while the node is in the tree and holds
     another value than theirs.
     """
-    if _field(c):
+    if is_field(c):
         return _field_open(root, c)
     return all(_current(root, side) for side in (c.new, c.old))
 
@@ -250,10 +257,9 @@ def is_open(root: Path, c: OpenConflict) -> bool:
 def _field_open(root: Path, c: OpenConflict) -> bool:
     from memtree.notes import tree as treemod
 
-    name, _, value = c.new.text.partition("=")
     try:
+        name, theirs = field_of(c.new)
         node = treemod.load(root, check_files=False).by_id.get(c.new.id)
-        theirs = orjson.loads(value)
     except (MemtreeError, OSError, ValueError):
         return True  # an unreadable tree or value closes nothing: check --fix and resolve say what is wrong
     return node is not None and getattr(node, name, theirs) != theirs
